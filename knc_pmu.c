@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * knc-perf: perf driver for the Intel Xeon Phi "Knights Corner" core PMU.
+ *
+ * struct pmu glue, counter bookkeeping, CPU hotplug and module init/exit.
+ * See Documentation/knc-pmu.rst for the design and the choices behind it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitfield.h>
+#include <linux/capability.h>
+#include <linux/cpuhotplug.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/perf_event.h>
+#include <linux/smp.h>
+#include <asm/cpufeature.h>
+#include <asm/nmi.h>
+#include <asm/processor.h>
+
+#include "knc_pmu.h"
+
+static DEFINE_PER_CPU(struct knc_cpu_hw, knc_cpu_state);
+
+struct knc_cpu_hw *knc_cpu_hw(unsigned int cpu)
+{
+	return per_cpu_ptr(&knc_cpu_state, cpu);
+}
+
+/*
+ * Counter ownership.  The kernel's NMI-counter reservation API is the
+ * arbiter between the drivers that may want these MSRs: the x86 core
+ * driver (upstream knc.c) and the perf NMI watchdog reserve through it
+ * too.  knc-perf holds both counters while any knc event exists.
+ */
+static DEFINE_MUTEX(knc_counters_lock);
+static unsigned int knc_counters_users;
+static enum cpuhp_state knc_cpuhp_state;
+
+/* Bring this thread's PMU to its reset state (spec 1.4.4). */
+static void knc_reset_local(void *unused)
+{
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+	int idx;
+
+	knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
+	cpuc->ctrl_hw = 0;
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+		knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
+		knc_hw_write(KNC_MSR_PERFCNT(idx), 0);
+	}
+	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
+	knc_hw_write(KNC_MSR_SPFLT_CONTROL, 0);
+}
+
+static bool knc_reserve_hw(void)
+{
+	int idx;
+
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+		if (!reserve_perfctr_nmi(KNC_MSR_PERFCNT(idx)))
+			goto fail;
+		if (!reserve_evntsel_nmi(KNC_MSR_EVTSEL(idx))) {
+			release_perfctr_nmi(KNC_MSR_PERFCNT(idx));
+			goto fail;
+		}
+	}
+	return true;
+
+fail:
+	while (--idx >= 0) {
+		release_evntsel_nmi(KNC_MSR_EVTSEL(idx));
+		release_perfctr_nmi(KNC_MSR_PERFCNT(idx));
+	}
+	return false;
+}
+
+static void knc_release_hw(void)
+{
+	int idx;
+
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+		release_evntsel_nmi(KNC_MSR_EVTSEL(idx));
+		release_perfctr_nmi(KNC_MSR_PERFCNT(idx));
+	}
+}
+
+/*
+ * Take a reference on the counters for a new event.  The first reference
+ * reserves them and resets every online thread, since the previous owner
+ * may have left enables, interrupt bits or overflow status behind.
+ */
+int knc_counters_get(void)
+{
+	int err = 0;
+
+	mutex_lock(&knc_counters_lock);
+	if (!knc_counters_users) {
+		if (!knc_reserve_hw()) {
+			pr_warn_ratelimited("counters are held by another driver, likely the perf NMI watchdog; boot with nmi_watchdog=0 or write 0 to /proc/sys/kernel/nmi_watchdog\n");
+			err = -EBUSY;
+			goto out;
+		}
+		on_each_cpu(knc_reset_local, NULL, 1);
+	}
+	knc_counters_users++;
+out:
+	mutex_unlock(&knc_counters_lock);
+	return err;
+}
+
+/* The last reference resets every thread, then hands the counters back. */
+void knc_counters_put(void)
+{
+	mutex_lock(&knc_counters_lock);
+	if (!--knc_counters_users) {
+		on_each_cpu(knc_reset_local, NULL, 1);
+		knc_release_hw();
+	}
+	mutex_unlock(&knc_counters_lock);
+}
+
+static void knc_event_destroy(struct perf_event *event)
+{
+	knc_counters_put();
+}
+
+/*
+ * Write IA32_PERF_GLOBAL_CTRL only when the wanted value differs from
+ * what the register holds.  Between pmu_disable() and pmu_enable() the
+ * wanted value is 0, so add/del/start/stop inside that bracket cost no
+ * GLOBAL_CTRL write of their own; outside it they take effect at once.
+ */
+static void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
+{
+	u32 want = cpuc->enabled ? cpuc->ctrl_shadow : 0;
+
+	if (want == cpuc->ctrl_hw)
+		return;
+	knc_hw_write(KNC_MSR_GLOBAL_CTRL, want);
+	cpuc->ctrl_hw = want;
+}
+
+void knc_pmu_enable(struct pmu *pmu)
+{
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+
+	cpuc->enabled = true;
+	knc_ctrl_sync(cpuc);
+}
+
+void knc_pmu_disable(struct pmu *pmu)
+{
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+
+	cpuc->enabled = false;
+	knc_ctrl_sync(cpuc);
+}
+
+/*
+ * Fold the counter into event->count.  Both the stored and the read value
+ * are 40 bits, so masking the difference survives one wrap in between.
+ */
+u64 knc_event_update(struct perf_event *event)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	u64 prev, now, delta;
+
+	do {
+		prev = local64_read(&hwc->prev_count);
+		now = knc_hw_read(KNC_MSR_PERFCNT(hwc->idx));
+	} while (local64_cmpxchg(&hwc->prev_count, prev, now) != prev);
+
+	delta = (now - prev) & KNC_COUNTER_VALUE_MASK;
+	local64_add(delta, &event->count);
+	local64_sub(delta, &hwc->period_left);
+	return now;
+}
+
+/* Program the counter so that it overflows after the remaining period. */
+static void knc_set_period(struct perf_event *event)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	s64 left = local64_read(&hwc->period_left);
+	s64 period = hwc->sample_period;
+	u64 start;
+
+	if (unlikely(left <= -period)) {
+		left = period;
+		local64_set(&hwc->period_left, left);
+		hwc->last_period = period;
+	} else if (unlikely(left <= 0)) {
+		left += period;
+		local64_set(&hwc->period_left, left);
+		hwc->last_period = period;
+	}
+	if (left > KNC_MAX_PERIOD)
+		left = KNC_MAX_PERIOD;
+
+	start = (u64)-left & KNC_COUNTER_VALUE_MASK;
+	local64_set(&hwc->prev_count, start);
+	knc_hw_write(KNC_MSR_PERFCNT(hwc->idx), start);
+}
+
+void knc_pmu_start(struct perf_event *event, int flags)
+{
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+	struct hw_perf_event *hwc = &event->hw;
+
+	if (WARN_ON_ONCE(!(hwc->state & PERF_HES_STOPPED)))
+		return;
+	if (flags & PERF_EF_RELOAD)
+		WARN_ON_ONCE(!(hwc->state & PERF_HES_UPTODATE));
+
+	/* PERF_HES_ARCH: added but never programmed, so always load it. */
+	if ((flags & PERF_EF_RELOAD) || (hwc->state & PERF_HES_ARCH))
+		knc_set_period(event);
+	hwc->state = 0;
+
+	cpuc->ctrl_shadow |= BIT(hwc->idx);
+	knc_ctrl_sync(cpuc);
+}
+
+void knc_pmu_stop(struct perf_event *event, int flags)
+{
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+	struct hw_perf_event *hwc = &event->hw;
+
+	if (!(hwc->state & PERF_HES_STOPPED)) {
+		cpuc->ctrl_shadow &= ~BIT(hwc->idx);
+		knc_ctrl_sync(cpuc);
+		hwc->state |= PERF_HES_STOPPED;
+	}
+
+	if ((flags & PERF_EF_UPDATE) && !(hwc->state & PERF_HES_UPTODATE)) {
+		knc_event_update(event);
+		hwc->state |= PERF_HES_UPTODATE;
+	}
+}
+
+/*
+ * Unconstrained events take the highest free counter, which leaves
+ * counter 0 for the L2 events that can use nothing else.  With two
+ * counters that greedy choice places every pair that can be placed.
+ */
+static int knc_pick_counter(struct knc_cpu_hw *cpuc, u64 config)
+{
+	unsigned long allowed = knc_allowed_counters(config);
+	int idx;
+
+	for (idx = KNC_NUM_COUNTERS - 1; idx >= 0; idx--)
+		if ((allowed & BIT(idx)) && !cpuc->events[idx])
+			return idx;
+	return -1;
+}
+
+int knc_pmu_add(struct perf_event *event, int flags)
+{
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+	struct hw_perf_event *hwc = &event->hw;
+	int idx;
+
+	idx = knc_pick_counter(cpuc, hwc->config);
+	if (idx < 0)
+		return -EAGAIN;	/* perf core multiplexes */
+
+	cpuc->events[idx] = event;
+	hwc->idx = idx;
+	hwc->state = PERF_HES_UPTODATE | PERF_HES_STOPPED | PERF_HES_ARCH;
+
+	/*
+	 * EN stays set for as long as the event owns the counter: counting
+	 * is gated by IA32_PERF_GLOBAL_CTRL alone (spec 1.4.1), which is
+	 * what keeps start/stop down to a shadow bit.
+	 */
+	knc_hw_write(KNC_MSR_EVTSEL(idx), hwc->config);
+
+	if (flags & PERF_EF_START)
+		knc_pmu_start(event, PERF_EF_RELOAD);
+	perf_event_update_userpage(event);
+	return 0;
+}
+
+void knc_pmu_del(struct perf_event *event, int flags)
+{
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+	struct hw_perf_event *hwc = &event->hw;
+
+	knc_pmu_stop(event, PERF_EF_UPDATE);
+	cpuc->events[hwc->idx] = NULL;
+	hwc->idx = -1;
+	perf_event_update_userpage(event);
+}
+
+void knc_pmu_read(struct perf_event *event)
+{
+	if (!(event->hw.state & PERF_HES_UPTODATE))
+		knc_event_update(event);
+}
+
+/* Add @member to the group tally, or refuse a foreign hardware event. */
+static int knc_group_add(struct perf_event *member, struct pmu *pmu,
+			 unsigned int *n, unsigned int *need0)
+{
+	if (member->pmu == pmu) {
+		(*n)++;
+		*need0 += knc_counter0_only(member->hw.config);
+		return 0;
+	}
+	if (is_software_event(member))
+		return 0;
+	pr_debug("a group cannot mix knc with PMU type %u\n", member->attr.type);
+	return -EINVAL;
+}
+
+/*
+ * A group fits when it has at most two knc events and at most one of them
+ * needs counter 0.  Software siblings are fine; another hardware PMU's
+ * are not.  perf core holds the leader's context mutex here.
+ */
+static int knc_validate_group(struct perf_event *event, u64 config)
+{
+	struct perf_event *leader = event->group_leader;
+	struct perf_event *sibling;
+	unsigned int n = 1, need0 = knc_counter0_only(config);
+	int err;
+
+	if (leader == event)
+		return 0;
+
+	err = knc_group_add(leader, event->pmu, &n, &need0);
+	if (err)
+		return err;
+	for_each_sibling_event(sibling, leader) {
+		err = knc_group_add(sibling, event->pmu, &n, &need0);
+		if (err)
+			return err;
+	}
+
+	if (n > KNC_NUM_COUNTERS || need0 > 1) {
+		pr_debug("group needs %u counters, %u of them counter 0; KNC has 2\n",
+			 n, need0);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Turn the attr into EvtSel bits, minus the ones the driver owns. */
+static int knc_event_config(struct perf_event *event, u64 *config)
+{
+	struct perf_event_attr *attr = &event->attr;
+
+	switch (attr->type) {
+	case PERF_TYPE_HARDWARE:
+	case PERF_TYPE_HW_CACHE:
+		return knc_map_generic(attr, config);
+	case PERF_TYPE_RAW:
+		break;
+	default:
+		if (attr->type != event->pmu->type)
+			return -ENOENT;
+	}
+
+	if (attr->config & ~KNC_CONFIG_USER_MASK) {
+		pr_debug("config %#llx sets reserved or driver-owned bits %#llx\n",
+			 attr->config, attr->config & ~KNC_CONFIG_USER_MASK);
+		return -EINVAL;
+	}
+	*config = attr->config;
+	return 0;
+}
+
+int knc_pmu_event_init(struct perf_event *event)
+{
+	struct perf_event_attr *attr = &event->attr;
+	struct hw_perf_event *hwc = &event->hw;
+	u64 config;
+	int err;
+
+	err = knc_event_config(event, &config);
+	if (err)
+		return err;
+
+	/* KNC has no PEBS, no LBR and no way to honour these. */
+	if (attr->precise_ip || has_branch_stack(event) || attr->sigtrap ||
+	    attr->exclude_idle) {
+		pr_debug("precise_ip, branch_stack, sigtrap and exclude_idle are not supported\n");
+		return -EOPNOTSUPP;
+	}
+	if (is_sampling_event(event)) {
+		pr_debug("sampling needs the overflow interrupt, not supported yet\n");
+		return -EOPNOTSUPP;
+	}
+
+	/*
+	 * Thread count mode shows the other threads of the core, so it needs
+	 * what the x86 driver asks for AnyThread.  perf_allow_cpu() is not
+	 * callable from a module; perfmon_capable() is its strict case.
+	 */
+	if ((config & KNC_EVTSEL_ANY_THREAD) && !perfmon_capable()) {
+		pr_debug("thread count mode (any=1) needs CAP_PERFMON\n");
+		return -EACCES;
+	}
+
+	err = knc_validate_group(event, config);
+	if (err)
+		return err;
+
+	err = knc_counters_get();
+	if (err)
+		return err;
+	event->destroy = knc_event_destroy;
+
+	if (!attr->exclude_user)
+		config |= KNC_EVTSEL_USR;
+	if (!attr->exclude_kernel)
+		config |= KNC_EVTSEL_OS;
+	hwc->config = config | KNC_EVTSEL_EN;
+	hwc->idx = -1;
+	hwc->sample_period = KNC_MAX_PERIOD;
+	hwc->last_period = hwc->sample_period;
+	local64_set(&hwc->period_left, hwc->sample_period);
+	return 0;
+}
+
+struct pmu knc_pmu = {
+	.module		= THIS_MODULE,
+	.task_ctx_nr	= perf_hw_context,
+	.capabilities	= KNC_PMU_COMPAT_CAPS,
+	.attr_groups	= knc_attr_groups,
+	.event_init	= knc_pmu_event_init,
+	.add		= knc_pmu_add,
+	.del		= knc_pmu_del,
+	.start		= knc_pmu_start,
+	.stop		= knc_pmu_stop,
+	.read		= knc_pmu_read,
+	.pmu_enable	= knc_pmu_enable,
+	.pmu_disable	= knc_pmu_disable,
+};
+
+/*
+ * A thread coming online is reset only while knc-perf holds the counters;
+ * otherwise they belong to whoever reserved them, or to nobody, and
+ * knc_counters_get() resets every thread when knc-perf takes them.
+ */
+int knc_cpu_online(unsigned int cpu)
+{
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
+
+	mutex_lock(&knc_counters_lock);
+	cpuc->enabled = true;
+	if (knc_counters_users) {
+		local_irq_disable();
+		knc_reset_local(NULL);
+		local_irq_enable();
+	}
+	mutex_unlock(&knc_counters_lock);
+	return 0;
+}
+
+/*
+ * Stop, but keep the counters: perf removes this CPU's events after this
+ * callback (CPUHP_AP_PERF_ONLINE tears down later) and reads them then.
+ */
+int knc_cpu_offline(unsigned int cpu)
+{
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
+
+	mutex_lock(&knc_counters_lock);
+	if (knc_counters_users) {
+		local_irq_disable();
+		knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
+		cpuc->ctrl_hw = 0;
+		cpuc->ctrl_shadow = 0;
+		local_irq_enable();
+	}
+	mutex_unlock(&knc_counters_lock);
+	return 0;
+}
+
+static bool knc_cpu_matches(const struct cpuinfo_x86 *c)
+{
+	return c->x86_vendor == X86_VENDOR_INTEL && c->x86 == 11 &&
+	       c->x86_model == 1 && !cpu_has(c, X86_FEATURE_ARCH_PERFMON);
+}
+
+/*
+ * Prove the PMU is there before touching anything else: write a counter,
+ * read it back and restore it.  Emulators read unknown MSRs as 0 and drop
+ * writes (notes.md, "Emulation facts"), so a readback is the only proof.
+ */
+static int knc_probe_counter(void)
+{
+	u64 saved, pattern, seen;
+	int err;
+
+	err = knc_hw_read_safe(KNC_MSR_PERFCNT0, &saved);
+	/* Flip all 40 bits, so the upper 8 must be writable too. */
+	pattern = ~saved & KNC_COUNTER_VALUE_MASK;
+	if (!err)
+		err = knc_hw_write_safe(KNC_MSR_PERFCNT0, pattern);
+	if (err) {
+		pr_info("no KNC PMU: access to MSR %#x faults\n",
+			KNC_MSR_PERFCNT0);
+		return -ENODEV;
+	}
+	err = knc_hw_read_safe(KNC_MSR_PERFCNT0, &seen);
+	knc_hw_write_safe(KNC_MSR_PERFCNT0, saved);
+	if (err || seen != pattern) {
+		pr_info("no KNC PMU: PerfCnt0 reads back %#llx after writing %#llx (an emulator without a KNC PMU model?)\n",
+			seen, pattern);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int knc_probe(void)
+{
+	const struct cpuinfo_x86 *c = &boot_cpu_data;
+	int err;
+
+	if (!knc_cpu_matches(c)) {
+		pr_info("no KNC PMU: CPU is %s family %u model %u%s; need GenuineIntel family 11 model 1 without architectural perfmon\n",
+			c->x86_vendor_id[0] ? c->x86_vendor_id : "unknown",
+			c->x86, c->x86_model,
+			cpu_has(c, X86_FEATURE_ARCH_PERFMON) ?
+			" with architectural perfmon" : "");
+		return -ENODEV;
+	}
+
+	mutex_lock(&knc_counters_lock);
+	if (!knc_reserve_hw()) {
+		pr_info("not loading: counters are held by another driver, likely the perf NMI watchdog; boot with nmi_watchdog=0\n");
+		err = -EBUSY;
+	} else {
+		preempt_disable();
+		err = knc_probe_counter();
+		preempt_enable();
+		knc_release_hw();
+	}
+	mutex_unlock(&knc_counters_lock);
+	return err;
+}
+
+int knc_pmu_module_init(void)
+{
+	unsigned int cpu;
+	int err;
+
+	err = knc_probe();
+	if (err)
+		return err;
+
+	for_each_possible_cpu(cpu)
+		knc_cpu_hw(cpu)->enabled = true;
+
+	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "perf/x86/knc:online",
+				knc_cpu_online, knc_cpu_offline);
+	if (err < 0)
+		return err;
+	knc_cpuhp_state = err;
+
+	err = perf_pmu_register(&knc_pmu, "knc", -1);
+	if (err) {
+		cpuhp_remove_state(knc_cpuhp_state);
+		return err;
+	}
+	pr_info("KNC core PMU: 2 counters, 40 bits, %u events in sysfs\n",
+		knc_sysfs_events_count);
+	return 0;
+}
+
+/*
+ * No event can exist here (each holds a module reference), so the last
+ * one's knc_counters_put() already reset every thread.
+ */
+void knc_pmu_module_exit(void)
+{
+	perf_pmu_unregister(&knc_pmu);
+	cpuhp_remove_state(knc_cpuhp_state);
+}
+
+#ifndef KNC_PMU_KUNIT
+static int __init knc_init(void)
+{
+	return knc_pmu_module_init();
+}
+module_init(knc_init);
+
+static void __exit knc_exit(void)
+{
+	knc_pmu_module_exit();
+}
+module_exit(knc_exit);
+
+MODULE_DESCRIPTION("perf driver for the Intel Xeon Phi (Knights Corner) core PMU");
+MODULE_LICENSE("GPL");
+#endif
