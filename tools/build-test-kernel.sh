@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Build the x86_64 test kernel for the QEMU tests from Debian's
+# linux-source-6.12, out of tree, into $KNC_CACHE/kernel-build:
+#
+#	allnoconfig + tools/test-kernel.config (merge_config.sh)
+#	-> olddefconfig -> check every fragment line took -> make
+#
+# The result is also a KDIR for out-of-tree modules (Module.symvers,
+# scripts, generated headers).  Nothing is rebuilt when the fragment, the
+# source package and the compiler are unchanged.  Prints the build dir
+# as its last line.
+#
+# Options: -f  force reconfigure and build even if the stamp matches
+set -euo pipefail
+
+KNC_LOG_TAG=kernel
+. "$(dirname "$0")/lib.sh"
+
+force=0
+[ "${1:-}" = "-f" ] && force=1
+
+knc_ensure_source
+O=$KNC_KBUILD
+key=$(knc_kernel_key)
+
+if [ "$force" = 0 ] && knc_kernel_ready; then
+	knc_log "up to date: $O (key $key)"
+	echo "$O"
+	exit 0
+fi
+
+# A different source package means nothing in O= is reusable.
+if [ -f "$O/.knc-source-version" ] &&
+   [ "$(cat "$O/.knc-source-version")" != "$(knc_src_version)" ]; then
+	knc_log "source package changed, wiping $O"
+	rm -rf "$O"
+fi
+mkdir -p "$O"
+knc_src_version >"$O/.knc-source-version"
+rm -f "$O/.knc-stamp"
+
+mk=(make -C "$KNC_SRC" O="$O" ARCH=x86_64)
+cfglog=$KNC_CACHE/kernel-config.log
+
+knc_log "configuring (allnoconfig + $(basename "$KNC_FRAGMENT"))"
+{
+	"${mk[@]}" allnoconfig
+	(cd "$O" && "$KNC_SRC/scripts/kconfig/merge_config.sh" -m -O "$O" \
+		"$O/.config" "$KNC_FRAGMENT")
+	"${mk[@]}" olddefconfig
+} >"$cfglog" 2>&1 || {
+	tail -n 30 "$cfglog" >&2
+	knc_die "configuration failed, see $cfglog"
+}
+
+# Every line of the fragment must have survived olddefconfig.
+bad=0
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=*)
+		sym=${line%%=*}
+		want=$line
+		;;
+	"# CONFIG_"*" is not set")
+		sym=${line#\# }
+		sym=${sym%% *}
+		want=
+		;;
+	*)
+		continue
+		;;
+	esac
+	have=$(grep -E "^$sym=" "$O/.config" || true)
+	if [ "$have" != "$want" ]; then
+		echo "[kernel] fragment not applied: wanted '${want:-# $sym is not set}', got '${have:-# $sym is not set}'" >&2
+		bad=1
+	fi
+done <"$KNC_FRAGMENT"
+[ "$bad" = 0 ] || knc_die "tools/test-kernel.config does not apply (missing dependency?)"
+knc_log "config OK ($(grep -c '=[ym]$' "$O/.config") options on)"
+
+log=$KNC_CACHE/kernel-build.log
+knc_log "building with -j$KNC_JOBS, log: $log"
+knc_run_logged "$log" "${mk[@]}" -j"$KNC_JOBS" all ||
+	knc_die "kernel build failed, full log: $log"
+
+for f in arch/x86/boot/bzImage Module.symvers scripts/mod/modpost; do
+	[ -e "$O/$f" ] || knc_die "build finished but $O/$f is missing"
+done
+echo "$key" >"$O/.knc-stamp"
+knc_log "kernel $(cat "$O/include/config/kernel.release") ready: $O"
+echo "$O"

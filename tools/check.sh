@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Static checks of the driver sources (make check):
+#
+#	checkpatch        scripts/checkpatch.pl --strict --no-tree on every
+#	                  *.c / *.h of the repo (top level and kunit/)
+#	build-6.1         make W=1 C=1 (sparse) against Debian's 6.1 headers
+#	build-6.12        make W=1 C=1 (sparse) against Debian's 6.12 headers
+#	build-test-kernel make W=1 C=1 against the KUnit test kernel, when it
+#	                  has been built (covers knc-perf-kunit.ko)
+#
+# A build check fails on a non-zero exit or on any compiler, sparse or
+# modpost warning/error about our code.  Each build happens in a scratch
+# copy under $KNC_CACHE/check, so objects of different kernels never mix
+# with each other or with the work tree.
+#
+# Prints "check: <name>: PASS|FAIL|SKIP" per check and, unless run from
+# run-tests.sh (KNC_CHECK_NESTED=1), a final "N passed, N failed" line.
+set -euo pipefail
+
+KNC_LOG_TAG=check
+. "$(dirname "$0")/lib.sh"
+
+passed=0
+failed=0
+skipped=0
+logdir=$KNC_CACHE/check
+mkdir -p "$logdir"
+
+result()
+{
+	echo "check: $1: $2"
+	case "$2" in
+	PASS) passed=$((passed + 1)) ;;
+	FAIL) failed=$((failed + 1)) ;;
+	*) skipped=$((skipped + 1)) ;;
+	esac
+}
+
+# Tracked and untracked-but-not-ignored files, so generated *.mod.c and
+# build output never get checked or copied.
+project_files()
+{
+	if git -C "$KNC_TOP" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$KNC_TOP" ls-files -co --exclude-standard -- "$@"
+	else
+		(cd "$KNC_TOP" && find . -path ./.git -prune -o -type f -print |
+			sed 's|^\./||' | grep -v '\.mod\.c$' |
+			grep -E "$(printf '%s\n' "$@" | sed 's/\./\\./; s/\*/.*/' |
+				paste -sd'|')")
+	fi
+}
+
+sources()
+{
+	project_files '*.c' '*.h' | grep -E '^(kunit/)?[^/]+\.[ch]$' || true
+}
+
+check_checkpatch()
+{
+	local log=$logdir/checkpatch.log files
+
+	mapfile -t files < <(sources)
+	if [ ${#files[@]} -eq 0 ]; then
+		echo "check: no *.c/*.h files yet" >"$log"
+		result checkpatch PASS
+		return
+	fi
+	if (cd "$KNC_TOP" && "$KNC_SRC/scripts/checkpatch.pl" --strict --no-tree \
+		--show-types --no-summary -f "${files[@]}") >"$log" 2>&1 &&
+	   ! grep -qE '^(ERROR|WARNING|CHECK):' "$log"; then
+		result checkpatch PASS
+	else
+		sed 's/^/  /' "$log" | head -n 60
+		result checkpatch FAIL
+	fi
+}
+
+# check_build NAME KDIR
+check_build()
+{
+	local name=$1 kdir=$2 dir log rc=0 ours other
+
+	dir=$logdir/$name
+	log=$logdir/$name.log
+
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	(cd "$KNC_TOP" && project_files 'Makefile' 'Kbuild' '*.c' '*.h' |
+		grep -vE '^(tools|\.ci)/' | tar -cf - -T -) | tar -xf - -C "$dir"
+	make -C "$dir" KDIR="$kdir" W=1 C=1 -j"$KNC_JOBS" >"$log" 2>&1 || rc=$?
+	# Warnings/errors located in our files, and modpost's about our modules.
+	ours=$(grep -E '(warning|error):|^(WARNING|ERROR):' "$log" |
+		grep -E "^$dir/|^(WARNING|ERROR): modpost" || true)
+	other=$(grep -cE '(warning|error):' "$log" || true)
+	if [ "$rc" -ne 0 ] || [ -n "$ours" ]; then
+		if [ -n "$ours" ]; then
+			printf '%s\n' "$ours" | sed "s|$dir/||; s/^/  /" | head -n 40
+		else
+			tail -n 25 "$log" | sed 's/^/  /'
+		fi
+		echo "  (full log: $log)"
+		result "$name" FAIL
+	else
+		[ "$other" = 0 ] ||
+			echo "  $name: $other warning(s) from kernel headers ignored, see $log"
+		result "$name" PASS
+	fi
+	make -C "$dir" KDIR="$kdir" clean >/dev/null 2>&1 || true
+}
+
+knc_ensure_source
+command -v sparse >/dev/null || knc_die "sparse missing (run tools/install-deps.sh)"
+
+check_checkpatch
+
+for v in 6.1 6.12; do
+	if hdr=$(knc_debian_headers "$v"); then
+		check_build "build-$v" "$hdr"
+	else
+		echo "  no /usr/src/linux-headers-$v.*-amd64 (run tools/install-deps.sh)"
+		result "build-$v" FAIL
+	fi
+done
+
+if knc_kernel_ready; then
+	check_build build-test-kernel "$KNC_KBUILD"
+else
+	result build-test-kernel SKIP
+fi
+
+if [ "${KNC_CHECK_NESTED:-0}" != 1 ]; then
+	[ "$skipped" = 0 ] || echo "check: $skipped skipped (test kernel not built yet)"
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" = 0 ]
