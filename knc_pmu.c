@@ -478,7 +478,7 @@ int knc_cpu_offline(unsigned int cpu)
 	return 0;
 }
 
-static bool knc_cpu_matches(const struct cpuinfo_x86 *c)
+bool knc_cpu_matches(const struct cpuinfo_x86 *c)
 {
 	return c->x86_vendor == X86_VENDOR_INTEL && c->x86 == 11 &&
 	       c->x86_model == 1 && !cpu_has(c, X86_FEATURE_ARCH_PERFMON);
@@ -542,14 +542,11 @@ int knc_probe(void)
 	return err;
 }
 
-int knc_pmu_module_init(void)
+/* Register @name once the hardware is known to be there. */
+int knc_pmu_register(const char *name)
 {
 	unsigned int cpu;
 	int err;
-
-	err = knc_probe();
-	if (err)
-		return err;
 
 	for_each_possible_cpu(cpu)
 		knc_cpu_hw(cpu)->enabled = true;
@@ -560,13 +557,11 @@ int knc_pmu_module_init(void)
 		return err;
 	knc_cpuhp_state = err;
 
-	err = perf_pmu_register(&knc_pmu, "knc", -1);
+	err = perf_pmu_register(&knc_pmu, name, -1);
 	if (err) {
 		cpuhp_remove_state(knc_cpuhp_state);
 		return err;
 	}
-	pr_info("KNC core PMU: 2 counters, 40 bits, %u events in sysfs\n",
-		knc_sysfs_events_count);
 	return 0;
 }
 
@@ -574,7 +569,7 @@ int knc_pmu_module_init(void)
  * No event can exist here (each holds a module reference), so the last
  * one's knc_counters_put() already reset every thread.
  */
-void knc_pmu_module_exit(void)
+void knc_pmu_unregister(void)
 {
 	perf_pmu_unregister(&knc_pmu);
 	cpuhp_remove_state(knc_cpuhp_state);
@@ -583,13 +578,21 @@ void knc_pmu_module_exit(void)
 #ifndef KNC_PMU_KUNIT
 static int __init knc_init(void)
 {
-	return knc_pmu_module_init();
+	int err;
+
+	err = knc_probe();
+	if (!err)
+		err = knc_pmu_register("knc");
+	if (!err)
+		pr_info("KNC core PMU: 2 counters of 40 bits, %u events in sysfs\n",
+			knc_sysfs_events_count);
+	return err;
 }
 module_init(knc_init);
 
 static void __exit knc_exit(void)
 {
-	knc_pmu_module_exit();
+	knc_pmu_unregister();
 }
 module_exit(knc_exit);
 

@@ -12,6 +12,9 @@
 #include <linux/bits.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
+#include <asm/processor.h>
+
+#include "knc_compat.h"
 
 /* Spec table 1-2.  All of these are per hardware thread. */
 #define KNC_MSR_PERFCNT0		0x20
@@ -89,8 +92,6 @@ void knc_hw_write(u32 msr, u64 val);
 int knc_hw_read_safe(u32 msr, u64 *val);
 int knc_hw_write_safe(u32 msr, u64 val);
 #else
-#include "knc_compat.h"
-
 static __always_inline u64 knc_hw_read(u32 msr)
 {
 	return knc_rdmsr(msr);
@@ -127,9 +128,10 @@ int knc_counters_get(void);
 void knc_counters_put(void);
 int knc_cpu_online(unsigned int cpu);
 int knc_cpu_offline(unsigned int cpu);
+bool knc_cpu_matches(const struct cpuinfo_x86 *c);
 int knc_probe(void);
-int knc_pmu_module_init(void);
-void knc_pmu_module_exit(void);
+int knc_pmu_register(const char *name);
+void knc_pmu_unregister(void);
 struct knc_cpu_hw *knc_cpu_hw(unsigned int cpu);
 
 /* knc_events.c */

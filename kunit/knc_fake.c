@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The fake KNC core PMU: one modelled hardware thread per CPU.
+ *
+ * Semantics, all from Intel document 327357-001:
+ *  - counters are 40 bits; a write sets all 40 and the rest read as 0
+ *    (1.4.3.2);
+ *  - a counter counts when its EvtSel.EN and its GLOBAL_CTRL bit are both
+ *    set (1.4.1), USR/OS against the current privilege level (table 1-5),
+ *    and, if its SPFLT enable bit is set, only while USER_PREF is 1
+ *    (table 1-7);
+ *  - GLOBAL_STATUS bits are sticky and read-only, OVF_CTRL is write-only
+ *    and clears them (1.4.3.5, 1.4.3.6);
+ *  - a wrap from 2^40-1 to 0 sets the status bit and, with EvtSel.INT,
+ *    raises the 1-bit PMI line (1.4.3.8).
+ */
+#include <linux/bitops.h>
+#include <linux/bitfield.h>
+#include <linux/errno.h>
+#include <linux/percpu.h>
+#include <linux/string.h>
+
+#include "knc_pmu.h"
+#include "knc_fake.h"
+
+static DEFINE_PER_CPU(struct knc_fake_thread, knc_fake_threads);
+
+struct knc_fake_thread *knc_fake_thread(unsigned int cpu)
+{
+	return per_cpu_ptr(&knc_fake_threads, cpu);
+}
+
+void knc_fake_reset(unsigned int cpu)
+{
+	memset(knc_fake_thread(cpu), 0, sizeof(struct knc_fake_thread));
+}
+
+void knc_fake_reset_all(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		knc_fake_reset(cpu);
+}
+
+void knc_fake_clear_log(struct knc_fake_thread *t)
+{
+	t->naccess = 0;
+	t->nreads = 0;
+	t->nwrites = 0;
+}
+
+unsigned int knc_fake_count(const struct knc_fake_thread *t,
+			    enum knc_fake_op op, u32 msr)
+{
+	unsigned int i, n = 0, len = min(t->naccess, KNC_FAKE_LOG_LEN);
+
+	for (i = 0; i < len; i++)
+		n += t->log[i].op == op && t->log[i].msr == msr;
+	return n;
+}
+
+static void knc_fake_record(struct knc_fake_thread *t, enum knc_fake_op op,
+			    u32 msr, u64 val)
+{
+	if (t->naccess < KNC_FAKE_LOG_LEN)
+		t->log[t->naccess] = (struct knc_fake_access){ op, msr, val };
+	t->naccess++;
+	if (op == KNC_FAKE_RDMSR)
+		t->nreads++;
+	else
+		t->nwrites++;
+}
+
+static bool knc_fake_counting(const struct knc_fake_thread *t, int idx)
+{
+	u64 sel = t->evtsel[idx];
+	u64 priv = t->cpl ? KNC_EVTSEL_USR : KNC_EVTSEL_OS;
+
+	if (!(sel & KNC_EVTSEL_EN) || !(t->global_ctrl & BIT(idx)))
+		return false;
+	if (!(sel & priv))
+		return false;
+	if ((t->spflt & KNC_SPFLT_ENABLE(idx)) &&
+	    !(t->spflt & KNC_SPFLT_USER_PREF))
+		return false;
+	return true;
+}
+
+static void knc_fake_raise_pmi(struct knc_fake_thread *t)
+{
+	if (!t->pmi_line)
+		t->pmi_edges++;
+	t->pmi_line = true;
+}
+
+/* Count @n occurrences of (@event, @umask) on the thread @t models. */
+void knc_fake_inject(struct knc_fake_thread *t, u8 event, u8 umask, u64 n)
+{
+	int idx;
+
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+		u64 sel = t->evtsel[idx], sum;
+
+		if (!knc_fake_counting(t, idx) ||
+		    FIELD_GET(KNC_EVTSEL_EVENT, sel) != event ||
+		    FIELD_GET(KNC_EVTSEL_UMASK, sel) != umask)
+			continue;
+		sum = t->counter[idx] + n;
+		t->counter[idx] = sum & KNC_COUNTER_VALUE_MASK;
+		if (sum >> KNC_COUNTER_BITS) {
+			t->status |= BIT(idx);
+			if (sel & KNC_EVTSEL_INT)
+				knc_fake_raise_pmi(t);
+		}
+	}
+}
+
+/* Status clear drops the line once nothing is left pending. */
+static void knc_fake_update_line(struct knc_fake_thread *t)
+{
+	if (!t->status)
+		t->pmi_line = false;
+}
+
+static u64 knc_fake_rd(struct knc_fake_thread *t, u32 msr)
+{
+	u64 val = 0;
+
+	if (t->no_pmu)
+		return 0;
+
+	switch (msr) {
+	case KNC_MSR_PERFCNT0:
+	case KNC_MSR_PERFCNT1:
+		val = t->counter[msr - KNC_MSR_PERFCNT0];
+		break;
+	case KNC_MSR_EVTSEL0:
+	case KNC_MSR_EVTSEL1:
+		val = t->evtsel[msr - KNC_MSR_EVTSEL0];
+		break;
+	case KNC_MSR_SPFLT_CONTROL:
+		val = t->spflt;
+		break;
+	case KNC_MSR_GLOBAL_STATUS:
+		val = t->status;
+		break;
+	case KNC_MSR_GLOBAL_CTRL:
+		val = t->global_ctrl;
+		break;
+	default:
+		/* OVF_CTRL is write-only; anything else is not ours */
+		t->violations++;
+	}
+	return val;
+}
+
+static void knc_fake_wr(struct knc_fake_thread *t, u32 msr, u64 val)
+{
+	if (t->no_pmu)
+		return;
+
+	switch (msr) {
+	case KNC_MSR_PERFCNT0:
+	case KNC_MSR_PERFCNT1:
+		if (val & ~KNC_COUNTER_VALUE_MASK)
+			t->violations++;
+		t->counter[msr - KNC_MSR_PERFCNT0] = val & KNC_COUNTER_VALUE_MASK;
+		break;
+	case KNC_MSR_EVTSEL0:
+	case KNC_MSR_EVTSEL1:
+		if (val & (GENMASK_ULL(63, 32) | KNC_EVTSEL_RESERVED19))
+			t->violations++;
+		t->evtsel[msr - KNC_MSR_EVTSEL0] = val & GENMASK_ULL(31, 0);
+		break;
+	case KNC_MSR_SPFLT_CONTROL:
+		if (val & GENMASK_ULL(62, KNC_NUM_COUNTERS))
+			t->violations++;
+		t->spflt = val;
+		break;
+	case KNC_MSR_GLOBAL_OVF_CTRL:
+		if (val & ~(u64)KNC_COUNTER_MASK)
+			t->violations++;
+		t->status &= ~val;
+		knc_fake_update_line(t);
+		break;
+	case KNC_MSR_GLOBAL_CTRL:
+		if (val & ~(u64)KNC_COUNTER_MASK)
+			t->violations++;
+		t->global_ctrl = val;
+		break;
+	default:
+		/* GLOBAL_STATUS is read-only */
+		t->violations++;
+	}
+}
+
+u64 knc_hw_read(u32 msr)
+{
+	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
+	u64 val = knc_fake_rd(t, msr);
+
+	knc_fake_record(t, KNC_FAKE_RDMSR, msr, val);
+	return val;
+}
+
+void knc_hw_write(u32 msr, u64 val)
+{
+	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
+
+	knc_fake_record(t, KNC_FAKE_WRMSR, msr, val);
+	knc_fake_wr(t, msr, val);
+}
+
+int knc_hw_read_safe(u32 msr, u64 *val)
+{
+	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
+
+	if (t->msr_faults)
+		return -EIO;
+	*val = knc_hw_read(msr);
+	return 0;
+}
+
+int knc_hw_write_safe(u32 msr, u64 val)
+{
+	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
+
+	if (t->msr_faults)
+		return -EIO;
+	knc_hw_write(msr, val);
+	return 0;
+}

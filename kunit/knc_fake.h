@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A model of one KNC hardware thread's core PMU per CPU, written from the
+ * spec, for the KUnit build of the driver.  The driver reaches it through
+ * the knc_hw_*() seam in knc_pmu.h.
+ */
+#ifndef KNC_FAKE_H
+#define KNC_FAKE_H
+
+#include <linux/types.h>
+
+#define KNC_FAKE_LOG_LEN	64
+
+enum knc_fake_op {
+	KNC_FAKE_RDMSR,
+	KNC_FAKE_WRMSR,
+};
+
+struct knc_fake_access {
+	enum knc_fake_op	op;
+	u32			msr;
+	u64			val;
+};
+
+struct knc_fake_thread {
+	/* architectural state */
+	u64	evtsel[2];
+	u64	counter[2];
+	u64	spflt;
+	u64	global_ctrl;
+	u64	status;
+	/* the 1-bit PMI line to the local APIC */
+	bool	pmi_line;
+	unsigned int pmi_edges;
+	/* simulated current privilege level: 0 kernel, 3 user */
+	unsigned int cpl;
+
+	/* failure modes for the probe tests */
+	bool	no_pmu;		/* emulator: reads 0, writes dropped */
+	bool	msr_faults;	/* *_safe accessors fault */
+
+	/* every access, in order; counts keep going past the log */
+	struct knc_fake_access log[KNC_FAKE_LOG_LEN];
+	unsigned int naccess;
+	unsigned int nreads;
+	unsigned int nwrites;
+	/* accesses real hardware would #GP on or that the spec forbids */
+	unsigned int violations;
+};
+
+struct knc_fake_thread *knc_fake_thread(unsigned int cpu);
+void knc_fake_reset(unsigned int cpu);
+void knc_fake_reset_all(void);
+void knc_fake_clear_log(struct knc_fake_thread *t);
+void knc_fake_inject(struct knc_fake_thread *t, u8 event, u8 umask, u64 n);
+unsigned int knc_fake_count(const struct knc_fake_thread *t,
+			    enum knc_fake_op op, u32 msr);
+
+#endif /* KNC_FAKE_H */

@@ -1,0 +1,1279 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests for the driver's struct pmu (knc_pmu.c), run against the
+ * fake PMU in knc_fake.c: event_init, counter placement, the event state
+ * machine, 40-bit wraps, the GLOBAL_CTRL shadow, MSR-access budgets, CPU
+ * hotplug, counter reservation and the probe.  The last suite drives the
+ * driver through the real perf core.
+ */
+#include <kunit/test.h>
+#include <linux/cpu.h>
+#include <linux/cred.h>
+#include <linux/delay.h>
+#include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <linux/workqueue.h>
+#include <asm/nmi.h>
+
+#include "knc_pmu.h"
+#include "knc_fake.h"
+#include "knc_kunit.h"
+
+#define KNC_TEST_CPU		0
+
+#define EV_INST			0x0016		/* INSTRUCTIONS_EXECUTED */
+#define EV_CYCLES		0x002a		/* CPU_CLK_UNHALTED */
+#define EV_L2_MISS		0x10cb		/* L2_READ_MISS, counter 0 only */
+#define EV_L2_HIT_E		0x10c8		/* L2_READ_HIT_E, counter 0 only */
+#define EV_VPU_INST		0x2016		/* VPU_INSTRUCTIONS_EXECUTED */
+
+#define EVTSEL_USR_OS_EN	(KNC_EVTSEL_USR | KNC_EVTSEL_OS | KNC_EVTSEL_EN)
+
+/* Stand-ins for a software PMU and another hardware PMU in groups. */
+static struct pmu knc_test_sw_pmu = { .task_ctx_nr = perf_sw_context };
+static struct pmu knc_test_other_hw_pmu = { .task_ctx_nr = perf_hw_context };
+
+static struct knc_fake_thread *knc_test_fake(void)
+{
+	return knc_fake_thread(KNC_TEST_CPU);
+}
+
+/*
+ * Every test runs pinned to KNC_TEST_CPU, so this_cpu state in the driver
+ * and the fake thread it talks to stay the same across calls.
+ */
+static int knc_test_init(struct kunit *test)
+{
+	unsigned int cpu;
+
+	if (!cpu_online(KNC_TEST_CPU))
+		return -ENODEV;
+	set_cpus_allowed_ptr(current, cpumask_of(KNC_TEST_CPU));
+	knc_fake_reset_all();
+	for_each_possible_cpu(cpu) {
+		struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
+
+		memset(cpuc, 0, sizeof(*cpuc));
+		cpuc->enabled = true;
+	}
+	return 0;
+}
+
+/* The driver never does anything the spec forbids, on any thread. */
+static void knc_test_exit(struct kunit *test)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		KUNIT_EXPECT_EQ_MSG(test, knc_fake_thread(cpu)->violations, 0,
+				    "cpu%u", cpu);
+}
+
+static struct perf_event *knc_test_event(struct kunit *test, u32 type,
+					 u64 config)
+{
+	struct perf_event *event;
+
+	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	event->attr.size = sizeof(event->attr);
+	event->attr.type = type;
+	event->attr.config = config;
+	event->pmu = &knc_pmu;
+	event->group_leader = event;
+	INIT_LIST_HEAD(&event->sibling_list);
+	event->cpu = -1;
+	return event;
+}
+
+static void knc_test_destroy(void *arg)
+{
+	struct perf_event *event = arg;
+
+	if (event->destroy)
+		event->destroy(event);
+	event->destroy = NULL;
+}
+
+/* event_init, with destroy() queued for the end of the test on success. */
+static int knc_test_event_init(struct kunit *test, struct perf_event *event)
+{
+	int err = knc_pmu_event_init(event);
+
+	if (!err)
+		KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_test_destroy,
+						       event), 0);
+	return err;
+}
+
+static struct perf_event *knc_test_counting_event(struct kunit *test,
+						  u64 config)
+{
+	struct perf_event *event = knc_test_event(test, knc_pmu.type, config);
+
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, event), 0);
+	return event;
+}
+
+/* Inject on the test CPU's fake thread; pinned, but keep IRQs out. */
+static void knc_test_inject(u64 config, u64 n)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_fake_inject(knc_test_fake(), config & 0xff, (config >> 8) & 0xff, n);
+	local_irq_restore(flags);
+}
+
+/* The perf core's sched-in and sched-out of one event. */
+static int knc_test_sched_in(struct perf_event *event)
+{
+	unsigned long flags;
+	int err;
+
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	err = knc_pmu_add(event, PERF_EF_START);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+	return err;
+}
+
+static void knc_test_sched_out(struct perf_event *event)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	knc_pmu_del(event, 0);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+}
+
+static void knc_test_read(struct perf_event *event)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_pmu_read(event);
+	local_irq_restore(flags);
+}
+
+/* ---- event_init ---------------------------------------------------- */
+
+enum knc_attr_tweak {
+	TWEAK_NONE,
+	TWEAK_EXCL_USER,
+	TWEAK_EXCL_KERNEL,
+	TWEAK_EXCL_BOTH,
+	TWEAK_EXCL_HV,
+	TWEAK_EXCL_IDLE,
+	TWEAK_PRECISE1,
+	TWEAK_PRECISE3,
+	TWEAK_BRANCH_STACK,
+	TWEAK_SIGTRAP,
+	TWEAK_SAMPLE_PERIOD,
+	TWEAK_SAMPLE_FREQ,
+};
+
+#define TYPE_KNC	U32_MAX		/* stands for knc_pmu.type */
+
+struct knc_init_case {
+	const char *desc;
+	u32 type;
+	u64 config;
+	enum knc_attr_tweak tweak;
+	bool unprivileged;
+	int err;
+	u64 hw_config;		/* expected event->hw.config on success */
+};
+
+static const struct knc_init_case knc_init_cases[] = {
+	{ "knc-type-inst", TYPE_KNC, EV_INST, 0, false, 0, EV_INST | EVTSEL_USR_OS_EN },
+	{ "raw-type-inst", PERF_TYPE_RAW, EV_INST, 0, false, 0, EV_INST | EVTSEL_USR_OS_EN },
+	{ "knc-data-read-is-event-0", TYPE_KNC, 0, 0, false, 0, EVTSEL_USR_OS_EN },
+	{ "hw-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0, false, 0,
+	  EV_INST | EVTSEL_USR_OS_EN },
+	{ "hw-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, false, 0,
+	  EV_CYCLES | EVTSEL_USR_OS_EN },
+	{ "hw-cache-l1d-read", PERF_TYPE_HW_CACHE, 0, 0, false, 0, EVTSEL_USR_OS_EN },
+	{ "hw-ref-cycles-unmapped", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, 0,
+	  false, -ENOENT },
+	{ "hw-out-of-range", PERF_TYPE_HARDWARE, PERF_COUNT_HW_MAX, 0, false, -EINVAL },
+	{ "software-type", PERF_TYPE_SOFTWARE, 0, 0, false, -ENOENT },
+	{ "tracepoint-type", PERF_TYPE_TRACEPOINT, 1, 0, false, -ENOENT },
+	{ "breakpoint-type", PERF_TYPE_BREAKPOINT, 0, 0, false, -ENOENT },
+	{ "unknown-type", 4242, EV_INST, 0, false, -ENOENT },
+	{ "all-format-fields", TYPE_KNC, KNC_CONFIG_USER_MASK, 0, false, 0,
+	  KNC_CONFIG_USER_MASK | EVTSEL_USR_OS_EN },
+	{ "raw-all-format-fields", PERF_TYPE_RAW, KNC_CONFIG_USER_MASK, 0, false, 0,
+	  KNC_CONFIG_USER_MASK | EVTSEL_USR_OS_EN },
+	{ "usr-bit-in-config", TYPE_KNC, EV_INST | KNC_EVTSEL_USR, 0, false, -EINVAL },
+	{ "os-bit-in-config", TYPE_KNC, EV_INST | KNC_EVTSEL_OS, 0, false, -EINVAL },
+	{ "reserved-bit-19", TYPE_KNC, EV_INST | BIT_ULL(19), 0, false, -EINVAL },
+	{ "int-bit-20", TYPE_KNC, EV_INST | BIT_ULL(20), 0, false, -EINVAL },
+	{ "en-bit-22", TYPE_KNC, EV_INST | BIT_ULL(22), 0, false, -EINVAL },
+	{ "bit-32", TYPE_KNC, EV_INST | BIT_ULL(32), 0, false, -EINVAL },
+	{ "bit-63", TYPE_KNC, EV_INST | BIT_ULL(63), 0, false, -EINVAL },
+	{ "raw-reserved-bit-19", PERF_TYPE_RAW, EV_INST | BIT_ULL(19), 0, false, -EINVAL },
+	{ "exclude-user", TYPE_KNC, EV_INST, TWEAK_EXCL_USER, false, 0,
+	  EV_INST | KNC_EVTSEL_OS | KNC_EVTSEL_EN },
+	{ "exclude-kernel", TYPE_KNC, EV_INST, TWEAK_EXCL_KERNEL, false, 0,
+	  EV_INST | KNC_EVTSEL_USR | KNC_EVTSEL_EN },
+	{ "exclude-both", TYPE_KNC, EV_INST, TWEAK_EXCL_BOTH, false, 0, EV_INST | KNC_EVTSEL_EN },
+	{ "exclude-hv-ignored", TYPE_KNC, EV_INST, TWEAK_EXCL_HV, false, 0,
+	  EV_INST | EVTSEL_USR_OS_EN },
+	{ "exclude-idle", TYPE_KNC, EV_INST, TWEAK_EXCL_IDLE, false, -EOPNOTSUPP },
+	{ "precise-ip-1", TYPE_KNC, EV_INST, TWEAK_PRECISE1, false, -EOPNOTSUPP },
+	{ "precise-ip-3", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, TWEAK_PRECISE3,
+	  false, -EOPNOTSUPP },
+	{ "branch-stack", TYPE_KNC, EV_INST, TWEAK_BRANCH_STACK, false, -EOPNOTSUPP },
+	{ "sigtrap", TYPE_KNC, EV_INST, TWEAK_SIGTRAP, false, -EOPNOTSUPP },
+	{ "sample-period", TYPE_KNC, EV_INST, TWEAK_SAMPLE_PERIOD, false, -EOPNOTSUPP },
+	{ "sample-freq", TYPE_KNC, EV_INST, TWEAK_SAMPLE_FREQ, false, -EOPNOTSUPP },
+	{ "any-thread-privileged", TYPE_KNC, EV_INST | KNC_EVTSEL_ANY_THREAD, 0, false, 0,
+	  EV_INST | KNC_EVTSEL_ANY_THREAD | EVTSEL_USR_OS_EN },
+	{ "any-thread-unprivileged", TYPE_KNC, EV_INST | KNC_EVTSEL_ANY_THREAD, 0, true, -EACCES },
+	{ "raw-any-thread-unprivileged", PERF_TYPE_RAW, EV_CYCLES | KNC_EVTSEL_ANY_THREAD,
+	  0, true, -EACCES },
+	{ "unprivileged-plain", TYPE_KNC, EV_INST, TWEAK_EXCL_KERNEL, true, 0,
+	  EV_INST | KNC_EVTSEL_USR | KNC_EVTSEL_EN },
+	{ "unprivileged-l2", TYPE_KNC, EV_L2_MISS, 0, true, 0, EV_L2_MISS | EVTSEL_USR_OS_EN },
+};
+
+static void knc_init_case_desc(const struct knc_init_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
+}
+
+KUNIT_ARRAY_PARAM(knc_init, knc_init_cases, knc_init_case_desc);
+
+static void knc_apply_tweak(struct perf_event_attr *attr, enum knc_attr_tweak t)
+{
+	switch (t) {
+	case TWEAK_NONE:
+		break;
+	case TWEAK_EXCL_USER:
+		attr->exclude_user = 1;
+		break;
+	case TWEAK_EXCL_KERNEL:
+		attr->exclude_kernel = 1;
+		break;
+	case TWEAK_EXCL_BOTH:
+		attr->exclude_user = 1;
+		attr->exclude_kernel = 1;
+		break;
+	case TWEAK_EXCL_HV:
+		attr->exclude_hv = 1;
+		break;
+	case TWEAK_EXCL_IDLE:
+		attr->exclude_idle = 1;
+		break;
+	case TWEAK_PRECISE1:
+		attr->precise_ip = 1;
+		break;
+	case TWEAK_PRECISE3:
+		attr->precise_ip = 3;
+		break;
+	case TWEAK_BRANCH_STACK:
+		attr->sample_type = PERF_SAMPLE_BRANCH_STACK;
+		attr->branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
+		break;
+	case TWEAK_SIGTRAP:
+		attr->sigtrap = 1;
+		attr->remove_on_exec = 1;
+		break;
+	case TWEAK_SAMPLE_PERIOD:
+		attr->sample_period = 10000;
+		break;
+	case TWEAK_SAMPLE_FREQ:
+		attr->freq = 1;
+		attr->sample_freq = 1000;
+		break;
+	}
+}
+
+/* Run event_init with every capability dropped, as an ordinary user. */
+static int knc_test_event_init_unprivileged(struct kunit *test,
+					    struct perf_event *event)
+{
+	const struct cred *old;
+	struct cred *creds;
+	int err;
+
+	creds = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, creds);
+	cap_clear(creds->cap_effective);
+	old = override_creds(creds);
+	KUNIT_EXPECT_FALSE(test, perfmon_capable());
+	err = knc_test_event_init(test, event);
+	revert_creds(old);
+	put_cred(creds);
+	return err;
+}
+
+static void knc_event_init_matrix(struct kunit *test)
+{
+	const struct knc_init_case *c = test->param_value;
+	u32 type = c->type == TYPE_KNC ? knc_pmu.type : c->type;
+	struct perf_event *event = knc_test_event(test, type, c->config);
+	int err;
+
+	knc_apply_tweak(&event->attr, c->tweak);
+	if (c->unprivileged)
+		err = knc_test_event_init_unprivileged(test, event);
+	else
+		err = knc_test_event_init(test, event);
+
+	KUNIT_EXPECT_EQ(test, err, c->err);
+	if (!c->err && !err) {
+		KUNIT_EXPECT_EQ(test, event->hw.config, c->hw_config);
+		KUNIT_EXPECT_NOT_NULL(test, (void *)event->destroy);
+		KUNIT_EXPECT_EQ(test, event->hw.sample_period, KNC_MAX_PERIOD);
+	}
+	if (err)
+		KUNIT_EXPECT_NULL(test, (void *)event->destroy);
+}
+
+/* ---- groups -------------------------------------------------------- */
+
+enum knc_member {
+	M_END,
+	M_INST,		/* any counter */
+	M_VPU,		/* any counter */
+	M_L2,		/* counter 0 only */
+	M_L2B,		/* counter 0 only */
+	M_SW,		/* software event */
+	M_OTHER_HW,	/* another hardware PMU's event */
+};
+
+struct knc_group_case {
+	const char *desc;
+	enum knc_member members[5];	/* leader, siblings..., new event */
+	int err;
+};
+
+static const struct knc_group_case knc_group_cases[] = {
+	{ "inst+inst", { M_INST, M_INST }, 0 },
+	{ "inst+l2", { M_INST, M_L2 }, 0 },
+	{ "l2+inst", { M_L2, M_VPU }, 0 },
+	{ "l2+l2", { M_L2, M_L2B }, -EINVAL },
+	{ "inst+inst+inst", { M_INST, M_VPU, M_INST }, -EINVAL },
+	{ "inst+l2+inst", { M_INST, M_L2, M_INST }, -EINVAL },
+	{ "sw-leader+inst", { M_SW, M_INST }, 0 },
+	{ "sw-leader+l2+l2", { M_SW, M_L2, M_L2B }, -EINVAL },
+	{ "inst+sw+sw+inst", { M_INST, M_SW, M_SW, M_INST }, 0 },
+	{ "inst+sw+inst+inst", { M_INST, M_SW, M_INST, M_INST }, -EINVAL },
+	{ "other-hw-leader+inst", { M_OTHER_HW, M_INST }, -EINVAL },
+	{ "inst+other-hw+inst", { M_INST, M_OTHER_HW, M_INST }, -EINVAL },
+};
+
+static void knc_group_case_desc(const struct knc_group_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
+}
+
+KUNIT_ARRAY_PARAM(knc_group, knc_group_cases, knc_group_case_desc);
+
+static struct perf_event *knc_test_member(struct kunit *test,
+					  enum knc_member m)
+{
+	static const u64 config[] = {
+		[M_INST] = EV_INST, [M_VPU] = EV_VPU_INST,
+		[M_L2] = EV_L2_MISS, [M_L2B] = EV_L2_HIT_E,
+	};
+	struct perf_event *event;
+
+	switch (m) {
+	case M_SW:
+		event = knc_test_event(test, PERF_TYPE_SOFTWARE, 0);
+		event->pmu = &knc_test_sw_pmu;
+		event->event_caps |= PERF_EV_CAP_SOFTWARE;
+		return event;
+	case M_OTHER_HW:
+		event = knc_test_event(test, 77, 0);
+		event->pmu = &knc_test_other_hw_pmu;
+		return event;
+	default:
+		event = knc_test_event(test, knc_pmu.type, config[m]);
+		event->hw.config = config[m] | EVTSEL_USR_OS_EN;
+		return event;
+	}
+}
+
+/*
+ * Build the group as perf core would have it when the last member is
+ * opened: leader and earlier siblings linked, leader's ctx mutex held.
+ */
+static void knc_group_fits_two_counters(struct kunit *test)
+{
+	const struct knc_group_case *c = test->param_value;
+	struct perf_event_context *ctx;
+	struct perf_event *leader, *event = NULL;
+	int i, err;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	mutex_init(&ctx->mutex);
+
+	leader = knc_test_member(test, c->members[0]);
+	leader->ctx = ctx;
+	for (i = 1; i < ARRAY_SIZE(c->members) && c->members[i]; i++) {
+		event = knc_test_member(test, c->members[i]);
+		event->group_leader = leader;
+		event->ctx = ctx;
+		if (i + 1 < ARRAY_SIZE(c->members) && c->members[i + 1])
+			list_add_tail(&event->sibling_list,
+				      &leader->sibling_list);
+	}
+	KUNIT_ASSERT_NOT_NULL(test, event);
+
+	mutex_lock(&ctx->mutex);
+	err = knc_test_event_init(test, event);
+	mutex_unlock(&ctx->mutex);
+	KUNIT_EXPECT_EQ(test, err, c->err);
+}
+
+static struct kunit_case knc_event_init_cases[] = {
+	KUNIT_CASE_PARAM(knc_event_init_matrix, knc_init_gen_params),
+	KUNIT_CASE_PARAM(knc_group_fits_two_counters, knc_group_gen_params),
+	{}
+};
+
+static struct kunit_suite knc_event_init_suite = {
+	.name = "knc_event_init",
+	.init = knc_test_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_event_init_cases,
+};
+
+/* ---- scheduling ---------------------------------------------------- */
+
+struct knc_pair_case {
+	const char *desc;
+	u64 first, second;
+	bool fits;
+};
+
+static const struct knc_pair_case knc_pair_cases[] = {
+	{ "p54c+p54c", EV_INST, EV_CYCLES, true },
+	{ "p54c+l2", EV_INST, EV_L2_MISS, true },
+	{ "p54c+vpu", EV_INST, EV_VPU_INST, true },
+	{ "l2+p54c", EV_L2_MISS, EV_INST, true },
+	{ "l2+l2", EV_L2_MISS, EV_L2_HIT_E, false },
+	{ "l2+vpu", EV_L2_MISS, EV_VPU_INST, true },
+	{ "vpu+p54c", EV_VPU_INST, EV_INST, true },
+	{ "vpu+l2", EV_VPU_INST, EV_L2_MISS, true },
+	{ "vpu+vpu", EV_VPU_INST, EV_VPU_INST, true },
+};
+
+static void knc_pair_case_desc(const struct knc_pair_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
+}
+
+KUNIT_ARRAY_PARAM(knc_pair, knc_pair_cases, knc_pair_case_desc);
+
+/* Added in either order, a pair that can be placed is placed. */
+static void knc_sched_places_pair(struct kunit *test)
+{
+	const struct knc_pair_case *c = test->param_value;
+	struct perf_event *a = knc_test_counting_event(test, c->first);
+	struct perf_event *b = knc_test_counting_event(test, c->second);
+	struct knc_fake_thread *t = knc_test_fake();
+	int err_a, err_b;
+
+	err_a = knc_test_sched_in(a);
+	err_b = knc_test_sched_in(b);
+
+	KUNIT_EXPECT_EQ(test, err_a, 0);
+	if (!c->fits) {
+		KUNIT_EXPECT_EQ(test, err_b, -EAGAIN);
+		KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(a->hw.idx));
+		knc_test_sched_out(a);
+		return;
+	}
+	KUNIT_ASSERT_EQ(test, err_b, 0);
+	KUNIT_EXPECT_NE(test, a->hw.idx, b->hw.idx);
+	KUNIT_EXPECT_TRUE(test, knc_allowed_counters(c->first) & BIT(a->hw.idx));
+	KUNIT_EXPECT_TRUE(test, knc_allowed_counters(c->second) & BIT(b->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->evtsel[a->hw.idx], a->hw.config);
+	KUNIT_EXPECT_EQ(test, t->evtsel[b->hw.idx], b->hw.config);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, KNC_COUNTER_MASK);
+
+	/* both count, each its own event */
+	knc_test_inject(c->first, 100);
+	knc_test_inject(c->second, 7);
+	knc_test_sched_out(a);
+	knc_test_sched_out(b);
+	KUNIT_EXPECT_EQ(test, local64_read(&a->count),
+			c->first == c->second ? 107 : 100);
+	KUNIT_EXPECT_EQ(test, local64_read(&b->count),
+			c->first == c->second ? 107 : 7);
+}
+
+/* A third event gets -EAGAIN, so perf core rotates; a freed counter is reused. */
+static void knc_sched_full_pmu_multiplexes(struct kunit *test)
+{
+	struct perf_event *a = knc_test_counting_event(test, EV_INST);
+	struct perf_event *b = knc_test_counting_event(test, EV_CYCLES);
+	struct perf_event *c = knc_test_counting_event(test, EV_VPU_INST);
+	int idx_a;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
+	KUNIT_EXPECT_EQ(test, knc_test_sched_in(c), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, c->hw.idx, -1);	/* untouched by the failed add */
+
+	idx_a = a->hw.idx;
+	knc_test_sched_out(a);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(c), 0);
+	KUNIT_EXPECT_EQ(test, c->hw.idx, idx_a);
+	knc_test_sched_out(b);
+	knc_test_sched_out(c);
+	KUNIT_EXPECT_EQ(test, knc_test_fake()->global_ctrl, 0);
+}
+
+/* An unconstrained event leaves counter 0 for the L2 event that follows. */
+static void knc_sched_keeps_counter0_free(struct kunit *test)
+{
+	struct perf_event *a = knc_test_counting_event(test, EV_INST);
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_EXPECT_EQ(test, a->hw.idx, 1);
+	knc_test_sched_out(a);
+}
+
+static struct kunit_case knc_sched_cases[] = {
+	KUNIT_CASE_PARAM(knc_sched_places_pair, knc_pair_gen_params),
+	KUNIT_CASE(knc_sched_full_pmu_multiplexes),
+	KUNIT_CASE(knc_sched_keeps_counter0_free),
+	{}
+};
+
+static struct kunit_suite knc_sched_suite = {
+	.name = "knc_sched",
+	.init = knc_test_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_sched_cases,
+};
+
+/* ---- counting: state machine, wraps, shadow, budgets ----------------- */
+
+static void knc_add_without_start_stays_stopped(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+	int err;
+
+	local_irq_save(flags);
+	err = knc_pmu_add(e, 0);
+	local_irq_restore(flags);
+
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
+	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_UPTODATE);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	knc_test_inject(EV_INST, 50);
+	KUNIT_EXPECT_EQ(test, t->counter[e->hw.idx], 0);
+
+	/* a plain start() still loads the counter it was never given */
+	local_irq_save(flags);
+	knc_pmu_start(e, 0);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(e->hw.idx));
+	knc_test_inject(EV_INST, 50);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 50);
+}
+
+static void knc_start_stop_flags(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+	int state_stop0, state_update, state_start;
+	u64 count_stop0, count_update;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
+	knc_test_inject(EV_INST, 10);
+
+	local_irq_save(flags);
+	knc_pmu_stop(e, 0);			/* stop without update */
+	state_stop0 = e->hw.state;
+	count_stop0 = local64_read(&e->count);
+	knc_pmu_stop(e, PERF_EF_UPDATE);	/* now fold it */
+	state_update = e->hw.state;
+	count_update = local64_read(&e->count);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, state_stop0, PERF_HES_STOPPED);
+	KUNIT_EXPECT_EQ(test, count_stop0, 0);
+	KUNIT_EXPECT_EQ(test, state_update, PERF_HES_STOPPED | PERF_HES_UPTODATE);
+	KUNIT_EXPECT_EQ(test, count_update, 10);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+
+	/* stopped: nothing counts */
+	knc_test_inject(EV_INST, 1000);
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 10);
+
+	local_irq_save(flags);
+	knc_pmu_start(e, PERF_EF_RELOAD);
+	state_start = e->hw.state;
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, state_start, 0);
+	knc_test_inject(EV_INST, 5);
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 15);
+
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, e->hw.state, PERF_HES_STOPPED | PERF_HES_UPTODATE);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 15);
+	KUNIT_EXPECT_PTR_EQ(test, knc_cpu_hw(KNC_TEST_CPU)->events[0], NULL);
+	KUNIT_EXPECT_PTR_EQ(test, knc_cpu_hw(KNC_TEST_CPU)->events[1], NULL);
+}
+
+/* stop(0) then start(0) resumes from the counter as it stands. */
+static void knc_stop_start_without_reload_resumes(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	unsigned long flags;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_inject(EV_INST, 3);
+	local_irq_save(flags);
+	knc_pmu_stop(e, 0);
+	knc_pmu_start(e, 0);
+	local_irq_restore(flags);
+	knc_test_inject(EV_INST, 4);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 7);
+}
+
+static void knc_counts_usr_os_by_privilege(struct kunit *test)
+{
+	struct perf_event *u = knc_test_event(test, knc_pmu.type, EV_INST);
+	struct perf_event *k = knc_test_event(test, knc_pmu.type, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	u->attr.exclude_kernel = 1;
+	k->attr.exclude_user = 1;
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, u), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, k), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(u), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(k), 0);
+
+	t->cpl = 3;
+	knc_test_inject(EV_INST, 30);
+	t->cpl = 0;
+	knc_test_inject(EV_INST, 4);
+
+	knc_test_sched_out(u);
+	knc_test_sched_out(k);
+	KUNIT_EXPECT_EQ(test, local64_read(&u->count), 30);
+	KUNIT_EXPECT_EQ(test, local64_read(&k->count), 4);
+}
+
+struct knc_wrap_case {
+	const char *desc;
+	u64 n;		/* events injected between two reads */
+};
+
+static const struct knc_wrap_case knc_wrap_cases[] = {
+	{ "no-wrap", 12345 },
+	{ "to-top", KNC_MAX_PERIOD },
+	{ "exactly-at-wrap", KNC_MAX_PERIOD + 1 },
+	{ "past-wrap", KNC_MAX_PERIOD + 3 },
+	{ "far-past-wrap", BIT_ULL(40) - 2 },
+};
+
+static void knc_wrap_case_desc(const struct knc_wrap_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
+}
+
+KUNIT_ARRAY_PARAM(knc_wrap, knc_wrap_cases, knc_wrap_case_desc);
+
+/* Reads stay exact when the 40-bit counter wraps between them. */
+static void knc_count_survives_40bit_wrap(struct kunit *test)
+{
+	const struct knc_wrap_case *c = test->param_value;
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+	u64 start;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	/* counting events are loaded one max period short of the wrap */
+	start = t->counter[e->hw.idx];
+	KUNIT_EXPECT_EQ(test, start, BIT_ULL(40) - KNC_MAX_PERIOD);
+
+	knc_test_inject(EV_INST, c->n);
+	KUNIT_EXPECT_EQ(test, !!(t->status & BIT(e->hw.idx)),
+			start + c->n >= BIT_ULL(40));
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), c->n);
+
+	knc_test_inject(EV_INST, 9);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), c->n + 9);
+}
+
+/* Many wraps, read often enough: the 64-bit count keeps growing. */
+static void knc_count_accumulates_over_wraps(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_CYCLES);
+	u64 step = BIT_ULL(38) + 12345, total = 0;
+	int i;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	for (i = 0; i < 20; i++) {
+		knc_test_inject(EV_CYCLES, step);
+		total += step;
+		knc_test_read(e);
+	}
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), total);
+	KUNIT_EXPECT_GT(test, total, BIT_ULL(42));
+}
+
+/*
+ * GLOBAL_CTRL is written from the per-CPU shadow, only when its value
+ * changes, and never read back (no read-modify-write).
+ */
+static void knc_global_ctrl_follows_shadow(struct kunit *test)
+{
+	struct perf_event *a = knc_test_counting_event(test, EV_INST);
+	struct perf_event *b = knc_test_counting_event(test, EV_CYCLES);
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(KNC_TEST_CPU);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned int writes_in_bracket;
+	unsigned long flags;
+
+	knc_fake_clear_log(t);
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);	/* already 0: no write */
+	knc_pmu_add(a, PERF_EF_START);
+	knc_pmu_add(b, PERF_EF_START);
+	writes_in_bracket = knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, writes_in_bracket, 0);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL), 1);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0x3);
+	KUNIT_EXPECT_EQ(test, cpuc->ctrl_shadow, 0x3);
+
+	/* stop outside a disable bracket takes effect at once */
+	local_irq_save(flags);
+	knc_pmu_stop(a, PERF_EF_UPDATE);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(b->hw.idx));
+	KUNIT_EXPECT_EQ(test, cpuc->ctrl_shadow, BIT(b->hw.idx));
+
+	/* disable then enable with nothing changed: one write each way */
+	knc_fake_clear_log(t);
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL), 2);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(b->hw.idx));
+
+	local_irq_save(flags);
+	knc_pmu_del(a, 0);
+	knc_pmu_del(b, 0);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_CTRL), 0);
+}
+
+/*
+ * The issue's budgets: read 1, sched-in of one event at most 3 (GLOBAL_CTRL
+ * included), sched-out at most 2.
+ */
+static void knc_msr_budget_per_operation(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned int in, rd, out, in2, out2;
+	struct perf_event *f = knc_test_counting_event(test, EV_CYCLES);
+
+	knc_fake_clear_log(t);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	in = t->naccess;
+
+	knc_fake_clear_log(t);
+	knc_test_read(e);
+	rd = t->naccess;
+
+	knc_fake_clear_log(t);
+	knc_test_sched_out(e);
+	out = t->naccess;
+
+	/* with another event already running, its stop/start is shared */
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(f), 0);
+	knc_fake_clear_log(t);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	in2 = t->naccess;
+	knc_fake_clear_log(t);
+	knc_test_sched_out(e);
+	out2 = t->naccess;
+	knc_test_sched_out(f);
+
+	kunit_info(test, "MSR accesses: sched-in %u, read %u, sched-out %u; beside a running event: sched-in %u, sched-out %u\n",
+		   in, rd, out, in2, out2);
+	KUNIT_EXPECT_LE(test, in, 3);
+	KUNIT_EXPECT_EQ(test, rd, 1);
+	KUNIT_EXPECT_LE(test, out, 2);
+	KUNIT_EXPECT_LE(test, in2, 4);
+	KUNIT_EXPECT_LE(test, out2, 3);
+}
+
+static struct kunit_case knc_counting_cases[] = {
+	KUNIT_CASE(knc_add_without_start_stays_stopped),
+	KUNIT_CASE(knc_start_stop_flags),
+	KUNIT_CASE(knc_stop_start_without_reload_resumes),
+	KUNIT_CASE(knc_counts_usr_os_by_privilege),
+	KUNIT_CASE_PARAM(knc_count_survives_40bit_wrap, knc_wrap_gen_params),
+	KUNIT_CASE(knc_count_accumulates_over_wraps),
+	KUNIT_CASE(knc_global_ctrl_follows_shadow),
+	KUNIT_CASE(knc_msr_budget_per_operation),
+	{}
+};
+
+static struct kunit_suite knc_counting_suite = {
+	.name = "knc_counting",
+	.init = knc_test_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_counting_cases,
+};
+
+/* ---- ownership: reservation, cpuhp, probe ----------------------------- */
+
+/*
+ * These use the kernel's real reservation API, which maps MSRs to bits by
+ * CPU model; it only knows the KNC MSRs on a family-11 Intel CPU.
+ */
+static int knc_owner_init(struct kunit *test)
+{
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL ||
+	    boot_cpu_data.x86 != 11)
+		kunit_skip(test, "needs a CPU that identifies as KNC");
+	return knc_test_init(test);
+}
+
+/* Free means knc-perf released them: we can take them ourselves. */
+static bool knc_counters_free(void)
+{
+	if (!reserve_perfctr_nmi(KNC_MSR_PERFCNT1))
+		return false;
+	release_perfctr_nmi(KNC_MSR_PERFCNT1);
+	return true;
+}
+
+static void knc_reserve_conflict_gives_ebusy(struct kunit *test)
+{
+	struct perf_event *e = knc_test_event(test, knc_pmu.type, EV_INST);
+	struct perf_event *f = knc_test_event(test, knc_pmu.type, EV_INST);
+
+	/* someone else, like the NMI watchdog, holds counter 1 */
+	KUNIT_ASSERT_TRUE(test, reserve_perfctr_nmi(KNC_MSR_PERFCNT1));
+	KUNIT_EXPECT_EQ(test, knc_test_event_init(test, e), -EBUSY);
+	KUNIT_EXPECT_NULL(test, (void *)e->destroy);
+	/* the failed attempt left counter 0 free again */
+	KUNIT_EXPECT_TRUE(test, reserve_perfctr_nmi(KNC_MSR_PERFCNT0));
+	release_perfctr_nmi(KNC_MSR_PERFCNT0);
+	release_perfctr_nmi(KNC_MSR_PERFCNT1);
+
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
+	KUNIT_EXPECT_FALSE(test, knc_counters_free());
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, f), 0);
+
+	knc_test_destroy(e);
+	KUNIT_EXPECT_FALSE(test, knc_counters_free());	/* f still open */
+	knc_test_destroy(f);
+	KUNIT_EXPECT_TRUE(test, knc_counters_free());
+}
+
+/* Taking and giving back the counters leaves every thread reset. */
+static void knc_reserve_resets_every_thread(struct kunit *test)
+{
+	struct perf_event *e = knc_test_event(test, knc_pmu.type, EV_INST);
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		knc_fake_thread(cpu)->evtsel[0] = KNC_EVTSEL_EN | KNC_EVTSEL_INT;
+		knc_fake_thread(cpu)->global_ctrl = 3;
+		knc_fake_thread(cpu)->status = 1;
+	}
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
+	for_each_online_cpu(cpu) {
+		struct knc_fake_thread *t = knc_fake_thread(cpu);
+
+		KUNIT_EXPECT_EQ(test, t->evtsel[0], 0);
+		KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+		KUNIT_EXPECT_EQ(test, t->status, 0);
+	}
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_sched_out(e);
+	/* del() leaves EN set, since GLOBAL_CTRL alone gates counting ... */
+	KUNIT_EXPECT_NE(test, knc_test_fake()->evtsel[1], 0);
+	/* ... and the last user's release clears it for the next owner */
+	knc_test_destroy(e);
+	for_each_online_cpu(cpu)
+		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->evtsel[1], 0);
+}
+
+struct knc_hotplug_work {
+	unsigned int cpu;
+	bool online;
+};
+
+static long knc_hotplug_fn(void *arg)
+{
+	struct knc_hotplug_work *w = arg;
+
+	return w->online ? knc_cpu_online(w->cpu) : knc_cpu_offline(w->cpu);
+}
+
+/* Run the cpuhp callback the way cpuhp does: on the CPU itself. */
+static int knc_test_hotplug(unsigned int cpu, bool online)
+{
+	struct knc_hotplug_work w = { .cpu = cpu, .online = online };
+
+	return work_on_cpu(cpu, knc_hotplug_fn, &w);
+}
+
+static void knc_dirty(struct knc_fake_thread *t)
+{
+	t->evtsel[0] = KNC_EVTSEL_EN | EV_INST;
+	t->evtsel[1] = KNC_EVTSEL_EN | EV_CYCLES;
+	t->counter[0] = 123;
+	t->counter[1] = 456;
+	t->global_ctrl = 3;
+	t->status = 2;
+	t->spflt = KNC_SPFLT_USER_PREF | 1;
+}
+
+static void knc_cpuhp_online_resets_owned_pmu(struct kunit *test)
+{
+	unsigned int cpu = cpumask_last(cpu_online_mask);
+	struct knc_fake_thread *t = knc_fake_thread(cpu);
+
+	knc_test_counting_event(test, EV_INST);	/* knc-perf owns them now */
+	knc_dirty(t);
+	knc_fake_clear_log(t);
+	KUNIT_ASSERT_EQ(test, knc_test_hotplug(cpu, true), 0);
+
+	KUNIT_EXPECT_EQ(test, t->evtsel[0], 0);
+	KUNIT_EXPECT_EQ(test, t->evtsel[1], 0);
+	KUNIT_EXPECT_EQ(test, t->counter[0], 0);
+	KUNIT_EXPECT_EQ(test, t->counter[1], 0);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, t->status, 0);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+	KUNIT_EXPECT_EQ(test, t->nreads, 0);
+	KUNIT_EXPECT_EQ(test, knc_cpu_hw(cpu)->ctrl_hw, 0);
+	/* GLOBAL_CTRL goes first, so nothing counts while the rest is reset */
+	KUNIT_EXPECT_EQ(test, t->log[0].msr, KNC_MSR_GLOBAL_CTRL);
+}
+
+/* Counters nobody gave knc-perf are not knc-perf's to touch. */
+static void knc_cpuhp_online_leaves_unowned_pmu(struct kunit *test)
+{
+	unsigned int cpu = cpumask_last(cpu_online_mask);
+	struct knc_fake_thread *t = knc_fake_thread(cpu);
+
+	knc_dirty(t);
+	knc_fake_clear_log(t);
+	KUNIT_ASSERT_EQ(test, knc_test_hotplug(cpu, true), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_hotplug(cpu, false), 0);
+	KUNIT_EXPECT_EQ(test, t->naccess, 0);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 3);
+}
+
+/* Offline stops the thread but keeps the counts for perf to collect. */
+static void knc_cpuhp_offline_stops(struct kunit *test)
+{
+	unsigned int cpu = cpumask_last(cpu_online_mask);
+	struct knc_fake_thread *t = knc_fake_thread(cpu);
+
+	knc_test_counting_event(test, EV_INST);
+	knc_dirty(t);
+	knc_fake_clear_log(t);
+	KUNIT_ASSERT_EQ(test, knc_test_hotplug(cpu, false), 0);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, t->counter[0], 123);
+	KUNIT_EXPECT_EQ(test, t->counter[1], 456);
+	KUNIT_EXPECT_EQ(test, t->naccess, 1);
+}
+
+static void knc_probe_accepts_pmu_and_restores_counter(struct kunit *test)
+{
+	struct knc_fake_thread *t = knc_test_fake();
+
+	t->counter[0] = 0x1234567890ULL;
+	KUNIT_EXPECT_EQ(test, knc_probe(), 0);
+	KUNIT_EXPECT_EQ(test, t->counter[0], 0x1234567890ULL);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_PERFCNT0), 2);
+	KUNIT_EXPECT_TRUE(test, knc_counters_free());
+}
+
+/* An emulator that reads 0 and drops writes must not pass. */
+static void knc_probe_refuses_failed_readback(struct kunit *test)
+{
+	knc_test_fake()->no_pmu = true;
+	KUNIT_EXPECT_EQ(test, knc_probe(), -ENODEV);
+	KUNIT_EXPECT_TRUE(test, knc_counters_free());
+}
+
+/* Even a counter that happens to hold the flipped value is caught. */
+static void knc_probe_refuses_stuck_counter(struct kunit *test)
+{
+	struct knc_fake_thread *t = knc_test_fake();
+
+	t->no_pmu = true;
+	t->counter[0] = KNC_COUNTER_VALUE_MASK;
+	KUNIT_EXPECT_EQ(test, knc_probe(), -ENODEV);
+}
+
+static void knc_probe_refuses_faulting_msr(struct kunit *test)
+{
+	knc_test_fake()->msr_faults = true;
+	KUNIT_EXPECT_EQ(test, knc_probe(), -ENODEV);
+}
+
+static void knc_probe_refuses_held_counters(struct kunit *test)
+{
+	struct knc_fake_thread *t = knc_test_fake();
+	int err;
+
+	KUNIT_ASSERT_TRUE(test, reserve_evntsel_nmi(KNC_MSR_EVTSEL0));
+	err = knc_probe();
+	release_evntsel_nmi(KNC_MSR_EVTSEL0);
+	KUNIT_EXPECT_EQ(test, err, -EBUSY);
+	KUNIT_EXPECT_EQ(test, t->naccess, 0);	/* not a single MSR touched */
+}
+
+static struct kunit_case knc_owner_cases[] = {
+	KUNIT_CASE(knc_reserve_conflict_gives_ebusy),
+	KUNIT_CASE(knc_reserve_resets_every_thread),
+	KUNIT_CASE(knc_cpuhp_online_resets_owned_pmu),
+	KUNIT_CASE(knc_cpuhp_online_leaves_unowned_pmu),
+	KUNIT_CASE(knc_cpuhp_offline_stops),
+	KUNIT_CASE(knc_probe_accepts_pmu_and_restores_counter),
+	KUNIT_CASE(knc_probe_refuses_failed_readback),
+	KUNIT_CASE(knc_probe_refuses_stuck_counter),
+	KUNIT_CASE(knc_probe_refuses_faulting_msr),
+	KUNIT_CASE(knc_probe_refuses_held_counters),
+	{}
+};
+
+static struct kunit_suite knc_owner_suite = {
+	.name = "knc_owner",
+	.init = knc_owner_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_owner_cases,
+};
+
+/* ---- identity -------------------------------------------------------- */
+
+struct knc_cpuid_case {
+	const char *desc;
+	u8 vendor, family, model;
+	bool arch_perfmon;
+	bool match;
+};
+
+static const struct knc_cpuid_case knc_cpuid_cases[] = {
+	{ "knc", X86_VENDOR_INTEL, 11, 1, false, true },
+	{ "knc-with-arch-perfmon", X86_VENDOR_INTEL, 11, 1, true, false },
+	{ "intel-family-11-model-0", X86_VENDOR_INTEL, 11, 0, false, false },
+	{ "intel-family-11-model-2", X86_VENDOR_INTEL, 11, 2, false, false },
+	{ "intel-p6", X86_VENDOR_INTEL, 6, 1, false, false },
+	{ "intel-core", X86_VENDOR_INTEL, 6, 0x55, true, false },
+	{ "amd-family-11", X86_VENDOR_AMD, 11, 1, false, false },
+	{ "unknown-vendor", X86_VENDOR_UNKNOWN, 11, 1, false, false },
+};
+
+static void knc_cpuid_case_desc(const struct knc_cpuid_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
+}
+
+KUNIT_ARRAY_PARAM(knc_cpuid, knc_cpuid_cases, knc_cpuid_case_desc);
+
+static void knc_identity_matches_only_knc(struct kunit *test)
+{
+	const struct knc_cpuid_case *c = test->param_value;
+	struct cpuinfo_x86 *info;
+
+	info = kunit_kzalloc(test, sizeof(*info), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	info->x86_vendor = c->vendor;
+	info->x86 = c->family;
+	info->x86_model = c->model;
+	if (c->arch_perfmon)
+		set_bit(X86_FEATURE_ARCH_PERFMON,
+			(unsigned long *)info->x86_capability);
+	KUNIT_EXPECT_EQ(test, knc_cpu_matches(info), c->match);
+}
+
+static struct kunit_case knc_identity_cases[] = {
+	KUNIT_CASE_PARAM(knc_identity_matches_only_knc, knc_cpuid_gen_params),
+	{}
+};
+
+static struct kunit_suite knc_identity_suite = {
+	.name = "knc_identity",
+	.test_cases = knc_identity_cases,
+};
+
+/* ---- through the real perf core ------------------------------------- */
+
+static void knc_core_release(void *event)
+{
+	perf_event_release_kernel(event);
+}
+
+static struct perf_event *knc_core_counter(struct kunit *test, u64 config)
+{
+	struct perf_event_attr attr = {
+		.type = knc_pmu.type,
+		.size = sizeof(attr),
+		.config = config,
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, KNC_TEST_CPU, NULL,
+						 NULL, NULL);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(event), "err %ld", PTR_ERR(event));
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_core_release, event), 0);
+	return event;
+}
+
+static u64 knc_core_read(struct perf_event *event, u64 *enabled, u64 *running)
+{
+	u64 e, r, v = perf_event_read_value(event, &e, &r);
+
+	if (enabled)
+		*enabled = e;
+	if (running)
+		*running = r;
+	return v;
+}
+
+static void knc_core_counts_exactly(struct kunit *test)
+{
+	struct perf_event *e = knc_core_counter(test, EV_INST);
+
+	knc_test_inject(EV_INST, 123456);
+	KUNIT_EXPECT_EQ(test, knc_core_read(e, NULL, NULL), 123456);
+	knc_test_inject(EV_INST, 1);
+	KUNIT_EXPECT_EQ(test, knc_core_read(e, NULL, NULL), 123457);
+}
+
+/* perf_event_disable/enable are a real sched-out and sched-in. */
+static void knc_core_disable_enable_budget(struct kunit *test)
+{
+	struct perf_event *e = knc_core_counter(test, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned int out, in, rd;
+
+	knc_test_inject(EV_INST, 10);
+	knc_fake_clear_log(t);
+	perf_event_disable(e);
+	out = t->naccess;
+	knc_test_inject(EV_INST, 1000);		/* not counted */
+	knc_fake_clear_log(t);
+	perf_event_enable(e);
+	in = t->naccess;
+	knc_test_inject(EV_INST, 5);
+	knc_fake_clear_log(t);
+	KUNIT_EXPECT_EQ(test, knc_core_read(e, NULL, NULL), 15);
+	rd = t->naccess;
+
+	kunit_info(test, "perf core: sched-out %u, sched-in %u, read %u MSR accesses\n",
+		   out, in, rd);
+	KUNIT_EXPECT_LE(test, out, 2);
+	KUNIT_EXPECT_LE(test, in, 3);
+	KUNIT_EXPECT_EQ(test, rd, 1);
+}
+
+/* Two counter-0-only events take turns: the -EAGAIN fallback in action. */
+static void knc_core_multiplexes_counter0_events(struct kunit *test)
+{
+	struct perf_event *a = knc_core_counter(test, EV_L2_MISS);
+	struct perf_event *b = knc_core_counter(test, EV_L2_HIT_E);
+	u64 ea, ra, eb, rb;
+
+	msleep(100);
+	knc_core_read(a, &ea, &ra);
+	knc_core_read(b, &eb, &rb);
+	kunit_info(test, "a: running %llu of %llu ns, b: %llu of %llu ns\n",
+		   ra, ea, rb, eb);
+	KUNIT_EXPECT_GT(test, ra, 0);
+	KUNIT_EXPECT_GT(test, rb, 0);
+	KUNIT_EXPECT_LT(test, ra, ea);
+	KUNIT_EXPECT_LT(test, rb, eb);
+}
+
+static void knc_core_rejects_sampling(struct kunit *test)
+{
+	struct perf_event_attr attr = {
+		.type = knc_pmu.type,
+		.size = sizeof(attr),
+		.config = EV_INST,
+		.sample_period = 1000,
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, KNC_TEST_CPU, NULL,
+						 NULL, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(event), -EOPNOTSUPP);
+	if (!IS_ERR(event))
+		perf_event_release_kernel(event);
+}
+
+static struct kunit_case knc_core_cases[] = {
+	KUNIT_CASE(knc_core_counts_exactly),
+	KUNIT_CASE(knc_core_disable_enable_budget),
+	KUNIT_CASE(knc_core_multiplexes_counter0_events),
+	KUNIT_CASE(knc_core_rejects_sampling),
+	{}
+};
+
+static struct kunit_suite knc_core_suite = {
+	.name = "knc_perf_core",
+	.init = knc_owner_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_core_cases,
+};
+
+kunit_test_suites(&knc_events_suite, &knc_identity_suite,
+		  &knc_event_init_suite, &knc_sched_suite, &knc_counting_suite,
+		  &knc_owner_suite, &knc_core_suite);
+
+/*
+ * The suites run once this module is live, against the driver copy
+ * registered here as PMU "knc_kunit" so it cannot clash with knc-perf.
+ */
+static int __init knc_kunit_init(void)
+{
+	return knc_pmu_register("knc_kunit");
+}
+module_init(knc_kunit_init);
+
+static void __exit knc_kunit_exit(void)
+{
+	knc_pmu_unregister();
+}
+module_exit(knc_kunit_exit);
+
+MODULE_DESCRIPTION("KUnit tests for knc-perf against a fake KNC PMU");
+MODULE_LICENSE("GPL");
