@@ -9,8 +9,7 @@
 #
 # The result is also a KDIR for out-of-tree modules (Module.symvers,
 # scripts, generated headers).  Nothing is rebuilt when the fragment, the
-# source package and the compiler are unchanged.  Prints the build dir
-# as its last line.
+# source package and the compiler are unchanged.
 #
 # Options: -f  force reconfigure and build even if the stamp matches
 set -euo pipefail
@@ -27,7 +26,6 @@ key=$(knc_kernel_key)
 
 if [ "$force" = 0 ] && knc_kernel_ready; then
 	knc_log "up to date: $O (key $key)"
-	echo "$O"
 	exit 0
 fi
 
@@ -91,4 +89,3 @@ for f in arch/x86/boot/bzImage Module.symvers scripts/mod/modpost; do
 done
 echo "$key" >"$O/.knc-stamp"
 knc_log "kernel $(cat "$O/include/config/kernel.release") ready: $O"
-echo "$O"

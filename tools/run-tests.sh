@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The knc-pmu test command (make test):
+#
+#	1. install missing Debian packages (tools/install-deps.sh)
+#	2. build the test kernel (cached in $KNC_CACHE/kernel-build)
+#	3. static checks (tools/check.sh), one test case per check
+#	4. build knc-perf.ko and knc-perf-kunit.ko against the test kernel
+#	5. boot QEMU (TCG, 2 vCPUs, family 11 model 1) with an initramfs that
+#	   loads knc-perf-kunit.ko (KUnit, KTAP on the console) and checks
+#	   that knc-perf.ko refuses to load with ENODEV
+#	6. parse the KTAP with the kernel's kunit.py, scan the console for
+#	   warnings, lockdep reports, oopses and panics
+#
+# The last line is "N passed, N failed" over every KUnit case (each
+# parameterised case counts), every check and every VM assertion.  The
+# exit status is non-zero if anything failed or no KUnit result was found.
+#
+# Environment:
+#	KNC_CACHE          cache dir (default ~/.cache/knc-pmu)
+#	KNC_KUNIT_FILTER   run only matching KUnit suites/tests, a
+#	                   kunit.filter_glob value: "knc_sched", "knc_*.*count*"
+#	KNC_VM_TIMEOUT     seconds before the VM is killed (default 900)
+#	KNC_SKIP_CHECK=1   skip tools/check.sh (quicker edit-test loop)
+set -euo pipefail
+
+KNC_LOG_TAG=test
+. "$(dirname "$0")/lib.sh"
+
+passed=0
+failed=0
+skipped=0
+failures=()
+done_line=0
+
+pass()
+{
+	passed=$((passed + 1))
+}
+
+fail()
+{
+	failed=$((failed + 1))
+	failures+=("$1")
+}
+
+# count KEY: the number after "KEY: " in kunit.py's summary line ($line).
+count()
+{
+	printf '%s\n' "$line" | grep -oE "$1: [0-9]+" | grep -oE '[0-9]+$' || echo 0
+}
+
+summary()
+{
+	local rc=$?
+
+	[ "$done_line" = 0 ] || return 0
+	if [ "$rc" -ne 0 ] && [ "$failed" = 0 ]; then
+		# Died on a setup step (deps, kernel or module build).
+		fail "test harness aborted (exit $rc)"
+	fi
+	echo
+	if [ ${#failures[@]} -gt 0 ]; then
+		echo "Failures:"
+		printf '  - %s\n' "${failures[@]}"
+	fi
+	[ "$skipped" = 0 ] || echo "($skipped KUnit cases skipped)"
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ] || exit 1
+}
+trap summary EXIT
+
+start=$(date +%s)
+run=$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run"
+ln -sfn "$run" "$KNC_CACHE/logs/latest"
+# Keep the last 10 runs.
+ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 | xargs -r rm -rf
+
+knc_log "logs: $run"
+
+# 1. packages
+"$KNC_TOOLS/install-deps.sh"
+
+# 2. test kernel
+"$KNC_TOOLS/build-test-kernel.sh" || knc_die "test kernel build failed"
+
+# 3. static checks
+if [ "${KNC_SKIP_CHECK:-0}" = 1 ]; then
+	knc_log "skipping tools/check.sh (KNC_SKIP_CHECK=1)"
+else
+	knc_log "static checks (tools/check.sh)"
+	KNC_CHECK_NESTED=1 "$KNC_TOOLS/check.sh" >"$run/check.log" 2>&1 || true
+	cat "$run/check.log"
+	while read -r name res; do
+		case "$res" in
+		PASS) pass ;;
+		FAIL) fail "check: $name" ;;
+		esac
+	done < <(sed -n 's/^check: \([^:]*\): \(PASS\|FAIL\|SKIP\)$/\1 \2/p' "$run/check.log")
+	grep -qE '^check: [^:]+: (PASS|FAIL)$' "$run/check.log" ||
+		fail "check: tools/check.sh produced no result"
+fi
+
+# 4. modules
+knc_log "building modules against the test kernel"
+mods_ok=1
+{
+	make -C "$KNC_TOP" KDIR="$KNC_KBUILD" clean &&
+	make -C "$KNC_TOP" KDIR="$KNC_KBUILD" -j"$KNC_JOBS"
+} >"$run/modules.log" 2>&1 || mods_ok=0
+if [ "$mods_ok" = 0 ]; then
+	tail -n 30 "$run/modules.log"
+	fail "modules: build against the test kernel failed ($run/modules.log)"
+fi
+kos=()
+for ko in knc-perf.ko knc-perf-kunit.ko; do
+	if [ -f "$KNC_TOP/$ko" ]; then
+		kos+=("$KNC_TOP/$ko")
+	elif [ "$mods_ok" = 1 ]; then
+		fail "modules: $ko was not built"
+	fi
+done
+[ ${#kos[@]} -gt 0 ] || knc_die "no module to test"
+
+# 5. VM
+"$KNC_TOOLS/mkinitramfs.sh" "$KNC_CACHE/initramfs-test.cpio" "${kos[@]}" >/dev/null
+args=(knc.mode=test)
+if [ -n "${KNC_KUNIT_FILTER:-}" ]; then
+	args+=("kunit.filter_glob=$KNC_KUNIT_FILTER")
+	knc_log "KUnit filter: $KNC_KUNIT_FILTER"
+fi
+console=$run/console.log
+knc_log "booting QEMU (TCG, -smp 2), console: $console"
+vmstart=$(date +%s)
+vmrc=0
+"$KNC_TOOLS/vm.sh" -l "$console.raw" "$KNC_CACHE/initramfs-test.cpio" "${args[@]}" || vmrc=$?
+tr -d '\r' <"$console.raw" >"$console"
+rm -f "$console.raw"
+knc_log "VM exited ($vmrc) after $(knc_elapsed "$vmstart")"
+
+# 6a. KUnit: the KTAP between the markers, parsed by the kernel's kunit.py.
+ktap=$run/ktap.log
+sed -n '/^KNC-KUNIT-BEGIN$/,/^KNC-KUNIT-END/p' "$console" >"$ktap"
+kunit_seen=0
+if [ -s "$ktap" ] && grep -q 'KTAP version' "$ktap"; then
+	kunit_seen=1
+	krc=0
+	python3 "$KNC_SRC/tools/testing/kunit/kunit.py" parse "$ktap" \
+		>"$run/kunit.txt" 2>&1 || krc=$?
+	echo
+	cat "$run/kunit.txt"
+	echo
+	line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$run/kunit.txt" | tail -n1 || true)
+	kp=$(count passed)
+	kf=$(count failed)
+	kc=$(count crashed)
+	ks=$(count skipped)
+	ke=$(count errors)
+	passed=$((passed + kp))
+	skipped=$((skipped + ks))
+	failed=$((failed + kf + kc))
+	[ $((kf + kc)) = 0 ] || failures+=("kunit: $kf failed, $kc crashed (see above)")
+	[ "$ke" = 0 ] || fail "kunit: $ke KTAP parse error(s)"
+	if [ -z "$line" ]; then
+		fail "kunit: kunit.py parse printed no summary (exit $krc)"
+	elif [ $((kp + kf + kc + ks)) = 0 ]; then
+		fail "kunit: no KUnit test case ran${KNC_KUNIT_FILTER:+ (filter '$KNC_KUNIT_FILTER' matched nothing?)}"
+	elif [ "$krc" != 0 ] && [ $((kf + kc + ke)) = 0 ]; then
+		fail "kunit: kunit.py parse exited $krc"
+	fi
+fi
+if [ "$kunit_seen" = 0 ]; then
+	if grep -q '^KNC-KUNIT-MISSING' "$console"; then
+		fail "kunit: knc-perf-kunit.ko missing from the initramfs"
+	else
+		fail "kunit: no KUnit result found in $console"
+	fi
+fi
+
+# 6b. assertions made inside the guest
+grep -E '^KNC-(CPUINFO|PROBE|PROBE-LOG):' "$console" | sed 's/^/  /' || true
+while read -r name res rest; do
+	if [ "$res" = PASS ]; then
+		pass
+		echo "vm: $name: PASS"
+	else
+		fail "vm: $name: $res $rest"
+		echo "vm: $name: $res $rest"
+	fi
+done < <(sed -n 's/^KNC-CHECK: \([^:]*\): \([A-Z]*\)\(.*\)$/\1 \2 \3/p' "$console")
+grep -q '^KNC-CHECK: probe-refusal:' "$console" ||
+	fail "vm: probe-refusal: no result (guest died before the check?)"
+
+# 6c. the guest ran to the end and the VM exited on its own
+if grep -q '^KNC-DONE: ok$' "$console" && [ "$vmrc" = 0 ]; then
+	pass
+	echo "vm: completed: PASS"
+else
+	fail "vm: completed: FAIL (exit $vmrc, $(grep -m1 '^KNC-DONE:' "$console" || echo 'no KNC-DONE marker'))"
+	echo "vm: completed: FAIL"
+	echo "  last console lines:"
+	tail -n 40 "$console" | sed 's/^/  | /'
+fi
+
+# 6d. the kernel log must be free of warnings, lockdep splats, oopses
+bad_re='WARNING:|BUG:|BUG [a-z]|Oops|Call Trace|Kernel panic|general protection fault'
+bad_re+='|possible recursive locking|inconsistent lock state|circular locking'
+bad_re+='|\\bINFO: |UBSAN:|Unable to handle kernel|kernel BUG at|RIP: [0-9a-f]'
+if grep -nE "$bad_re" "$console" | grep -vE '^[0-9]+:KNC-' >"$run/bad.txt"; then
+	first=$(head -n1 "$run/bad.txt" | cut -d: -f1)
+	fail "vm: kernel-log-clean: FAIL ($(wc -l <"$run/bad.txt") suspicious lines)"
+	echo "vm: kernel-log-clean: FAIL, first report at $console:$first:"
+	sed -n "$((first > 5 ? first - 5 : 1)),$((first + 40))p" "$console" | sed 's/^/  | /'
+else
+	pass
+	echo "vm: kernel-log-clean: PASS"
+fi
+
+echo
+knc_log "console log: $console"
+knc_log "total time $(knc_elapsed "$start")"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Boot the test kernel with an initramfs under QEMU (TCG, 2 vCPUs) on a
+# vCPU that claims to be a Knights Corner: GenuineIntel family 11 model 1.
+#
+#	tools/vm.sh [-l LOG] [-t SECONDS] [-q] [-i] INITRAMFS [KERNEL-ARGS...]
+#
+#	-l LOG	write the serial console to LOG instead of stdout
+#	-t N	kill the VM after N seconds (default $KNC_VM_TIMEOUT or 900)
+#	-q	also print the console to stdout while logging (with -l)
+#	-i	interactive: keep stdin attached (for knc.mode=shell)
+#
+# Exits with QEMU's status (124 on timeout).  The guest ends by rebooting,
+# which -no-reboot turns into a QEMU exit; a panic does the same (panic=-1).
+set -euo pipefail
+
+KNC_LOG_TAG=vm
+. "$(dirname "$0")/lib.sh"
+
+log=
+tee=0
+interactive=0
+tmo=${KNC_VM_TIMEOUT:-900}
+while getopts "l:t:qi" opt; do
+	case "$opt" in
+	l) log=$OPTARG ;;
+	t) tmo=$OPTARG ;;
+	q) tee=1 ;;
+	i) interactive=1 ;;
+	*) knc_die "usage: $0 [-l LOG] [-t SECONDS] [-q] [-i] INITRAMFS [ARGS...]" ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || knc_die "usage: $0 [-l LOG] [-t SECONDS] [-q] [-i] INITRAMFS [ARGS...]"
+initrd=$1
+shift
+
+kernel=$KNC_KBUILD/arch/x86/boot/bzImage
+[ -f "$kernel" ] || knc_die "$kernel missing: run tools/build-test-kernel.sh"
+[ -f "$initrd" ] || knc_die "$initrd missing"
+
+# Knights Corner identifies as GenuineIntel family 11 (0x0b), model 1.
+# qemu64 is a plain 64-bit TCG model whose feature set any x86_64 kernel
+# boots on; only the identification is overridden.
+KNC_QEMU_CPU=${KNC_QEMU_CPU:-qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1}
+
+# 2 sockets of 1 core: with QEMU's default of 2 cores in one socket,
+# SeaBIOS lists only the first CPU of the package in its MP table and a
+# kernel without ACPI (like ours) would boot with one CPU.
+#
+# Fail fast: an oops, a panic or a soft lockup ends the run right away.
+cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1"
+cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 $*"
+
+qemu=(qemu-system-x86_64
+	-accel tcg -machine pc -cpu "$KNC_QEMU_CPU" -smp 2,sockets=2,cores=1,threads=1 -m 1G
+	-nographic -vga none -no-reboot -nic none
+	-L /usr/share/seabios -L /usr/share/qemu
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+
+rc=0
+if [ "$interactive" = 1 ]; then
+	"${qemu[@]}" || rc=$?
+elif [ -z "$log" ]; then
+	timeout -k 10 "$tmo" "${qemu[@]}" </dev/null || rc=$?
+elif [ "$tee" = 1 ]; then
+	timeout -k 10 "$tmo" "${qemu[@]}" </dev/null 2>&1 | tee "$log" || rc=$?
+else
+	timeout -k 10 "$tmo" "${qemu[@]}" </dev/null >"$log" 2>&1 || rc=$?
+fi
+[ "$rc" != 124 ] || echo "[vm] timed out after ${tmo}s" >&2
+exit "$rc"
