@@ -26,13 +26,16 @@ fi
 
 "$KNC_TOOLS/mkinitramfs.sh" "$KNC_CACHE/initramfs-demo.cpio" \
 	"$KNC_TOP/knc-perf.ko" >/dev/null
-knc_log "booting QEMU: -cpu qemu64,vendor=GenuineIntel,family=11,model=1 -smp 2 (TCG, takes ~30 s)"
+knc_log "booting QEMU (TCG): -cpu ${KNC_QEMU_CPU:-qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1} -smp 2"
 console=$KNC_CACHE/demo-console.log
 rc=0
-"$KNC_TOOLS/vm.sh" -q -l "$console.raw" -t 600 "$KNC_CACHE/initramfs-demo.cpio" \
+"$KNC_TOOLS/vm.sh" -l "$console.raw" -t 600 "$KNC_CACHE/initramfs-demo.cpio" \
 	knc.mode=demo quiet || rc=$?
-tr -d '\r' <"$console.raw" >"$console"
+# The guest's own output, without the firmware's screen control codes.
+tr -d '\r' <"$console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' >"$console"
 rm -f "$console.raw"
+sed -n '/KNC-CPUINFO:/,$p' "$console" | sed 's/^.*KNC-CPUINFO:/KNC-CPUINFO:/'
+
 
 cat <<'NOTE'
 
