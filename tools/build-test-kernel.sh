@@ -20,6 +20,14 @@ KNC_LOG_TAG=kernel
 force=0
 [ "${1:-}" = "-f" ] && force=1
 
+# One kernel build at a time, even from concurrent test runs.
+mkdir -p "$KNC_CACHE"
+exec 9>"$KNC_CACHE/.kernel-build.lock"
+if ! flock -n 9; then
+	knc_log "waiting for another kernel build to finish"
+	flock 9
+fi
+
 knc_ensure_source
 O=$KNC_KBUILD
 key=$(knc_kernel_key)

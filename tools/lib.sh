@@ -10,7 +10,7 @@ set -euo pipefail
 
 KNC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KNC_TOOLS=$KNC_TOP/tools
-KNC_CACHE=${KNC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/knc-pmu}
+KNC_CACHE=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
 KNC_SRC_PKG=linux-source-6.12
 KNC_SRC_TARBALL=/usr/src/$KNC_SRC_PKG.tar.xz
 KNC_SRC=$KNC_CACHE/$KNC_SRC_PKG
