@@ -7,6 +7,8 @@
 #ifndef KNC_COMPAT_H
 #define KNC_COMPAT_H
 
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/perf_event.h>
 #include <asm/msr.h>
 
@@ -37,6 +39,56 @@
 #define KNC_PMU_COMPAT_CAPS		PERF_PMU_CAP_HETEROGENEOUS_CPUS
 #else
 #define KNC_PMU_COMPAT_CAPS		0
+#endif
+
+/*
+ * Kbuild probes the headers for the next two (KNC_HAVE_* in Kbuild), as
+ * neither change left a macro behind to test for.
+ *
+ * 6.9 gave the deferred disable its own irq_work; before, pending_irq did
+ * it.  This is what the core's perf_event_disable_inatomic() does, which
+ * is not exported.
+ */
+static inline void knc_event_disable_inatomic(struct perf_event *event)
+{
+	event->pending_disable = 1;
+#ifdef KNC_HAVE_PENDING_DISABLE_IRQ
+	irq_work_queue(&event->pending_disable_irq);
+#else
+	irq_work_queue(&event->pending_irq);
+#endif
+}
+
+/* 6.13 replaced hrtimer_init() plus ->function by hrtimer_setup(). */
+static inline void knc_hrtimer_setup(struct hrtimer *timer,
+				     enum hrtimer_restart (*fn)(struct hrtimer *),
+				     clockid_t clock, enum hrtimer_mode mode)
+{
+#ifdef KNC_HAVE_HRTIMER_SETUP
+	hrtimer_setup(timer, fn, clock, mode);
+#else
+	hrtimer_init(timer, clock, mode);
+	timer->function = fn;
+#endif
+}
+
+/*
+ * The KUnit build provokes the stuck-status warning on purpose; it counts
+ * it instead of printing a WARNING that would fail the run.
+ */
+#ifdef KNC_PMU_KUNIT
+extern unsigned int knc_kunit_warnings;
+#define KNC_WARN_ONCE(cond, fmt, ...)					\
+	({								\
+		bool __knc_cond = (cond);				\
+		if (__knc_cond) {					\
+			knc_kunit_warnings++;				\
+			pr_info(fmt, ##__VA_ARGS__);			\
+		}							\
+		__knc_cond;						\
+	})
+#else
+#define KNC_WARN_ONCE(cond, fmt, ...)	WARN_ONCE(cond, fmt, ##__VA_ARGS__)
 #endif
 
 #endif /* KNC_COMPAT_H */

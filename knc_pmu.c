@@ -20,7 +20,7 @@
 
 #include "knc_pmu.h"
 
-static DEFINE_PER_CPU(struct knc_cpu_hw, knc_cpu_state);
+DEFINE_PER_CPU(struct knc_cpu_hw, knc_cpu_state);
 
 struct knc_cpu_hw *knc_cpu_hw(unsigned int cpu)
 {
@@ -38,7 +38,7 @@ static unsigned int knc_counters_users;
 static enum cpuhp_state knc_cpuhp_state;
 
 /* Bring this thread's PMU to its reset state (spec 1.4.4). */
-static void knc_reset_local(void *unused)
+static void knc_reset_counters_local(void)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	int idx;
@@ -51,6 +51,25 @@ static void knc_reset_local(void *unused)
 	}
 	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
 	knc_hw_write(KNC_MSR_SPFLT_CONTROL, 0);
+}
+
+/*
+ * Taking a thread: reset it, then route its PMI as an NMI.  The status is
+ * clear by then, so unmasking LVTPC is safe (spec 1.4.3.9) and also
+ * drops a mask an old PMI may have left.
+ */
+static void knc_take_local(void *unused)
+{
+	knc_reset_counters_local();
+	knc_hw_lvtpc_write(APIC_DM_NMI);
+	this_cpu_ptr(&knc_cpu_state)->lvt_rearm = false;
+}
+
+/* Giving it back: reset, and LVTPC as it was before knc-perf took it. */
+static void knc_give_back_local(void *unused)
+{
+	knc_reset_counters_local();
+	knc_hw_lvtpc_write(this_cpu_ptr(&knc_cpu_state)->saved_lvtpc);
 }
 
 static bool knc_reserve_hw(void)
@@ -101,7 +120,7 @@ int knc_counters_get(void)
 			err = -EBUSY;
 			goto out;
 		}
-		on_each_cpu(knc_reset_local, NULL, 1);
+		on_each_cpu(knc_take_local, NULL, 1);
 	}
 	knc_counters_users++;
 out:
@@ -114,7 +133,7 @@ void knc_counters_put(void)
 {
 	mutex_lock(&knc_counters_lock);
 	if (!--knc_counters_users) {
-		on_each_cpu(knc_reset_local, NULL, 1);
+		on_each_cpu(knc_give_back_local, NULL, 1);
 		knc_release_hw();
 	}
 	mutex_unlock(&knc_counters_lock);
@@ -131,14 +150,15 @@ static void knc_event_destroy(struct perf_event *event)
  * wanted value is 0, so add/del/start/stop inside that bracket cost no
  * GLOBAL_CTRL write of their own; outside it they take effect at once.
  */
-static void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
+void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 {
 	u32 want = cpuc->enabled ? cpuc->ctrl_shadow : 0;
 
 	if (want == cpuc->ctrl_hw)
 		return;
-	knc_hw_write(KNC_MSR_GLOBAL_CTRL, want);
+	/* cache first: a PMI in between then restores what we write */
 	cpuc->ctrl_hw = want;
+	knc_hw_write(KNC_MSR_GLOBAL_CTRL, want);
 }
 
 void knc_pmu_enable(struct pmu *pmu)
@@ -177,8 +197,11 @@ u64 knc_event_update(struct perf_event *event)
 	return now;
 }
 
-/* Program the counter so that it overflows after the remaining period. */
-static void knc_set_period(struct perf_event *event)
+/*
+ * Program the counter so that it overflows after the remaining period;
+ * a period longer than the counter can hold takes several overflows.
+ */
+void knc_set_period(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
 	s64 left = local64_read(&hwc->period_left);
@@ -266,6 +289,10 @@ int knc_pmu_add(struct perf_event *event, int flags)
 
 	cpuc->events[idx] = event;
 	hwc->idx = idx;
+	if (unlikely(cpuc->lvt_rearm)) {
+		knc_hw_lvtpc_write(APIC_DM_NMI);
+		cpuc->lvt_rearm = false;
+	}
 	hwc->state = PERF_HES_UPTODATE | PERF_HES_STOPPED | PERF_HES_ARCH;
 
 	/*
@@ -387,10 +414,6 @@ int knc_pmu_event_init(struct perf_event *event)
 		pr_debug("precise_ip, branch_stack, sigtrap and exclude_idle are not supported\n");
 		return -EOPNOTSUPP;
 	}
-	if (is_sampling_event(event)) {
-		pr_debug("sampling needs the overflow interrupt, not supported yet\n");
-		return -EOPNOTSUPP;
-	}
 
 	/*
 	 * Thread count mode shows the other threads of the core, so it needs
@@ -415,11 +438,17 @@ int knc_pmu_event_init(struct perf_event *event)
 		config |= KNC_EVTSEL_USR;
 	if (!attr->exclude_kernel)
 		config |= KNC_EVTSEL_OS;
-	hwc->config = config | KNC_EVTSEL_EN;
+	/*
+	 * INT on every event, counting ones included: the PMI folds each
+	 * 40-bit wrap into the 64-bit count.
+	 */
+	hwc->config = config | KNC_EVTSEL_EN | KNC_EVTSEL_INT;
 	hwc->idx = -1;
-	hwc->sample_period = KNC_MAX_PERIOD;
-	hwc->last_period = hwc->sample_period;
-	local64_set(&hwc->period_left, hwc->sample_period);
+	if (!is_sampling_event(event)) {
+		hwc->sample_period = KNC_MAX_PERIOD;
+		hwc->last_period = hwc->sample_period;
+		local64_set(&hwc->period_left, hwc->sample_period);
+	}
 	return 0;
 }
 
@@ -439,21 +468,23 @@ struct pmu knc_pmu = {
 };
 
 /*
- * A thread coming online is reset only while knc-perf holds the counters;
- * otherwise they belong to whoever reserved them, or to nobody, and
- * knc_counters_get() resets every thread when knc-perf takes them.
+ * A thread coming online is taken (reset, PMI routed as an NMI through
+ * LVTPC) only while knc-perf holds the counters.  Otherwise they and
+ * their interrupt belong to whoever reserved them, or to nobody, and
+ * knc_counters_get() takes every thread when knc-perf reserves them.
+ * Either way remember LVTPC, to leave it as the kernel had it.
  */
 int knc_cpu_online(unsigned int cpu)
 {
 	struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
 
 	mutex_lock(&knc_counters_lock);
+	local_irq_disable();
 	cpuc->enabled = true;
-	if (knc_counters_users) {
-		local_irq_disable();
-		knc_reset_local(NULL);
-		local_irq_enable();
-	}
+	cpuc->saved_lvtpc = knc_hw_lvtpc_read();
+	if (knc_counters_users)
+		knc_take_local(NULL);
+	local_irq_enable();
 	mutex_unlock(&knc_counters_lock);
 	return 0;
 }
@@ -461,19 +492,22 @@ int knc_cpu_online(unsigned int cpu)
 /*
  * Stop, but keep the counters: perf removes this CPU's events after this
  * callback (CPUHP_AP_PERF_ONLINE tears down later) and reads them then.
+ * LVTPC goes back as it was, since nothing may interrupt from here on.
  */
 int knc_cpu_offline(unsigned int cpu)
 {
 	struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
 
+	knc_pmi_cpu_stop(cpuc);
 	mutex_lock(&knc_counters_lock);
+	local_irq_disable();
 	if (knc_counters_users) {
-		local_irq_disable();
 		knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
 		cpuc->ctrl_hw = 0;
 		cpuc->ctrl_shadow = 0;
-		local_irq_enable();
+		knc_hw_lvtpc_write(cpuc->saved_lvtpc);
 	}
+	local_irq_enable();
 	mutex_unlock(&knc_counters_lock);
 	return 0;
 }
@@ -548,8 +582,10 @@ int knc_pmu_register(const char *name)
 	unsigned int cpu;
 	int err;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		knc_cpu_hw(cpu)->enabled = true;
+		knc_pmi_cpu_init(knc_cpu_hw(cpu));
+	}
 
 	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "perf/x86/knc:online",
 				knc_cpu_online, knc_cpu_offline);
@@ -567,7 +603,7 @@ int knc_pmu_register(const char *name)
 
 /*
  * No event can exist here (each holds a module reference), so the last
- * one's knc_counters_put() already reset every thread.
+ * one's knc_counters_put() already reset every thread and put LVTPC back.
  */
 void knc_pmu_unregister(void)
 {
@@ -581,18 +617,26 @@ static int __init knc_init(void)
 	int err;
 
 	err = knc_probe();
-	if (!err)
-		err = knc_pmu_register("knc");
-	if (!err)
-		pr_info("KNC core PMU: 2 counters of 40 bits, %u events in sysfs\n",
-			knc_sysfs_events_count);
-	return err;
+	if (err)
+		return err;
+	err = register_nmi_handler(NMI_LOCAL, knc_pmi_handle, 0, "knc_perf");
+	if (err)
+		return err;
+	err = knc_pmu_register("knc");
+	if (err) {
+		unregister_nmi_handler(NMI_LOCAL, "knc_perf");
+		return err;
+	}
+	pr_info("KNC core PMU: 2 counters of 40 bits, %u events in sysfs\n",
+		knc_sysfs_events_count);
+	return 0;
 }
 module_init(knc_init);
 
 static void __exit knc_exit(void)
 {
 	knc_pmu_unregister();
+	unregister_nmi_handler(NMI_LOCAL, "knc_perf");
 }
 module_exit(knc_exit);
 

@@ -10,8 +10,13 @@
 #define KNC_PMU_H
 
 #include <linux/bits.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
+#include <linux/percpu.h>
 #include <linux/perf_event.h>
+#include <linux/sched/clock.h>
 #include <linux/types.h>
+#include <asm/apic.h>
 #include <asm/processor.h>
 
 #include "knc_compat.h"
@@ -66,9 +71,12 @@
 #define KNC_SPFLT_ENABLE(idx)		BIT_ULL(idx)
 #define KNC_SPFLT_USER_PREF		BIT_ULL(63)
 
+/* The perf core's mark for a throttled event (its MAX_INTERRUPTS). */
+#define KNC_THROTTLED			(~0ULL)
+
 /*
  * Per hardware thread state, touched only on its own CPU with interrupts
- * off (perf core callbacks, cpuhp callbacks, IPIs).
+ * off (perf core callbacks, cpuhp callbacks, IPIs) or from its PMI.
  *
  * ctrl_shadow is the set of counters perf wants running.  ctrl_hw caches
  * what IA32_PERF_GLOBAL_CTRL holds, so the register is written only when
@@ -79,7 +87,13 @@ struct knc_cpu_hw {
 	u32			ctrl_shadow;
 	u32			ctrl_hw;
 	bool			enabled;	/* outside pmu_disable() */
+	bool			lvt_rearm;	/* a PMI may have masked LVTPC */
+	u32			saved_lvtpc;	/* LVTPC before we set it */
+	struct irq_work		unthrottle_work;
+	struct hrtimer		unthrottle_timer;
 };
+
+DECLARE_PER_CPU(struct knc_cpu_hw, knc_cpu_state);
 
 /*
  * The seam.  Production code reaches the MSRs through these; the KUnit
@@ -91,6 +105,9 @@ u64 knc_hw_read(u32 msr);
 void knc_hw_write(u32 msr, u64 val);
 int knc_hw_read_safe(u32 msr, u64 *val);
 int knc_hw_write_safe(u32 msr, u64 val);
+u32 knc_hw_lvtpc_read(void);
+void knc_hw_lvtpc_write(u32 val);
+u64 knc_hw_clock(void);
 #else
 static __always_inline u64 knc_hw_read(u32 msr)
 {
@@ -111,6 +128,23 @@ static inline int knc_hw_write_safe(u32 msr, u64 val)
 {
 	return knc_wrmsr_safe(msr, val);
 }
+
+/* apic_write() is a static call modules cannot reach (notes.md). */
+static __always_inline u32 knc_hw_lvtpc_read(void)
+{
+	return apic->read(APIC_LVTPC);
+}
+
+static __always_inline void knc_hw_lvtpc_write(u32 val)
+{
+	apic->write(APIC_LVTPC, val);
+}
+
+/* The clock the perf core uses for frequency mode (perf_clock()). */
+static __always_inline u64 knc_hw_clock(void)
+{
+	return local_clock();
+}
 #endif
 
 /* knc_pmu.c */
@@ -124,6 +158,8 @@ void knc_pmu_read(struct perf_event *event);
 void knc_pmu_enable(struct pmu *pmu);
 void knc_pmu_disable(struct pmu *pmu);
 u64 knc_event_update(struct perf_event *event);
+void knc_set_period(struct perf_event *event);
+void knc_ctrl_sync(struct knc_cpu_hw *cpuc);
 int knc_counters_get(void);
 void knc_counters_put(void);
 int knc_cpu_online(unsigned int cpu);
@@ -133,6 +169,12 @@ int knc_probe(void);
 int knc_pmu_register(const char *name);
 void knc_pmu_unregister(void);
 struct knc_cpu_hw *knc_cpu_hw(unsigned int cpu);
+
+/* knc_pmi.c */
+extern unsigned int knc_max_samples_per_tick;
+int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs);
+void knc_pmi_cpu_init(struct knc_cpu_hw *cpuc);
+void knc_pmi_cpu_stop(struct knc_cpu_hw *cpuc);
 
 /* knc_events.c */
 extern const unsigned int knc_sysfs_events_count;

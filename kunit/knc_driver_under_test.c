@@ -6,3 +6,4 @@
  */
 #include "../knc_pmu.c"
 #include "../knc_events.c"
+#include "../knc_pmi.c"

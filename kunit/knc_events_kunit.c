@@ -8,7 +8,6 @@
 #include <linux/perf_event.h>
 #include <linux/string.h>
 
-#include "knc_pmu.h"
 #include "knc_kunit.h"
 
 /* Table 1-6 of the spec, transcribed independently of knc_events.c. */

@@ -12,27 +12,46 @@
  *  - GLOBAL_STATUS bits are sticky and read-only, OVF_CTRL is write-only
  *    and clears them (1.4.3.5, 1.4.3.6);
  *  - a wrap from 2^40-1 to 0 sets the status bit and, with EvtSel.INT,
- *    raises the 1-bit PMI line (1.4.3.8).
+ *    raises the 1-bit PMI line (1.4.3.8), which stays high until the
+ *    status is clear;
+ *  - the local APIC delivers a PMI only on a 0 -> 1 edge of the line while
+ *    LVTPC is unmasked, and masks LVTPC as it delivers (1.4.3.9).  Here
+ *    delivery calls the NMI handler at once.
  */
 #include <linux/bitops.h>
 #include <linux/bitfield.h>
 #include <linux/errno.h>
 #include <linux/percpu.h>
 #include <linux/string.h>
+#include <asm/apicdef.h>
+#include <asm/nmi.h>
 
 #include "knc_pmu.h"
 #include "knc_fake.h"
 
 static DEFINE_PER_CPU(struct knc_fake_thread, knc_fake_threads);
+static knc_fake_nmi_fn knc_fake_nmi_handler;
+
+/* What the KNC_WARN_ONCE() of the KUnit build counts. */
+unsigned int knc_kunit_warnings;
+
+void knc_fake_set_nmi_handler(knc_fake_nmi_fn fn)
+{
+	knc_fake_nmi_handler = fn;
+}
 
 struct knc_fake_thread *knc_fake_thread(unsigned int cpu)
 {
 	return per_cpu_ptr(&knc_fake_threads, cpu);
 }
 
+/* Power-on state; the APIC resets with every LVT entry masked. */
 void knc_fake_reset(unsigned int cpu)
 {
-	memset(knc_fake_thread(cpu), 0, sizeof(struct knc_fake_thread));
+	struct knc_fake_thread *t = knc_fake_thread(cpu);
+
+	memset(t, 0, sizeof(*t));
+	t->lvtpc = APIC_LVT_MASKED;
 }
 
 void knc_fake_reset_all(void)
@@ -48,6 +67,7 @@ void knc_fake_clear_log(struct knc_fake_thread *t)
 	t->naccess = 0;
 	t->nreads = 0;
 	t->nwrites = 0;
+	t->nlvt = 0;
 }
 
 unsigned int knc_fake_count(const struct knc_fake_thread *t,
@@ -68,8 +88,20 @@ static void knc_fake_record(struct knc_fake_thread *t, enum knc_fake_op op,
 	t->naccess++;
 	if (op == KNC_FAKE_RDMSR)
 		t->nreads++;
-	else
+	else if (op == KNC_FAKE_WRMSR)
 		t->nwrites++;
+	else
+		t->nlvt++;
+}
+
+static void knc_fake_after_access(struct knc_fake_thread *t)
+{
+	knc_fake_hook_fn hook = t->after_access;
+
+	if (hook && t->naccess == t->hook_after) {
+		t->after_access = NULL;	/* one shot */
+		hook(t);
+	}
 }
 
 static bool knc_fake_counting(const struct knc_fake_thread *t, int idx)
@@ -87,16 +119,34 @@ static bool knc_fake_counting(const struct knc_fake_thread *t, int idx)
 	return true;
 }
 
+/* The APIC side: deliver on an edge while unmasked, masking as it goes. */
 static void knc_fake_raise_pmi(struct knc_fake_thread *t)
 {
-	if (!t->pmi_line)
-		t->pmi_edges++;
+	if (t->pmi_line)
+		return;
 	t->pmi_line = true;
+	t->pmi_edges++;
+	if (t->lvtpc & APIC_LVT_MASKED)
+		return;		/* the edge is lost */
+	t->lvtpc |= APIC_LVT_MASKED;
+	t->pmis++;
+	if (knc_fake_nmi_handler)
+		knc_fake_nmi_handler(NMI_LOCAL, &t->regs);
+}
+
+/* Wrap counter @idx as an event landing at 2^40-1 would. */
+void knc_fake_wrap(struct knc_fake_thread *t, int idx)
+{
+	t->counter[idx] = 0;
+	t->status |= BIT(idx);
+	if (t->evtsel[idx] & KNC_EVTSEL_INT)
+		knc_fake_raise_pmi(t);
 }
 
 /* Count @n occurrences of (@event, @umask) on the thread @t models. */
 void knc_fake_inject(struct knc_fake_thread *t, u8 event, u8 umask, u64 n)
 {
+	bool raise = false;
 	int idx;
 
 	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
@@ -110,10 +160,12 @@ void knc_fake_inject(struct knc_fake_thread *t, u8 event, u8 umask, u64 n)
 		t->counter[idx] = sum & KNC_COUNTER_VALUE_MASK;
 		if (sum >> KNC_COUNTER_BITS) {
 			t->status |= BIT(idx);
-			if (sel & KNC_EVTSEL_INT)
-				knc_fake_raise_pmi(t);
+			raise |= !!(sel & KNC_EVTSEL_INT);
 		}
 	}
+	/* both counters' overflows share the one line */
+	if (raise)
+		knc_fake_raise_pmi(t);
 }
 
 /* Status clear drops the line once nothing is left pending. */
@@ -181,7 +233,7 @@ static void knc_fake_wr(struct knc_fake_thread *t, u32 msr, u64 val)
 	case KNC_MSR_GLOBAL_OVF_CTRL:
 		if (val & ~(u64)KNC_COUNTER_MASK)
 			t->violations++;
-		t->status &= ~val;
+		t->status &= ~val | t->stuck_status;
 		knc_fake_update_line(t);
 		break;
 	case KNC_MSR_GLOBAL_CTRL:
@@ -201,6 +253,7 @@ u64 knc_hw_read(u32 msr)
 	u64 val = knc_fake_rd(t, msr);
 
 	knc_fake_record(t, KNC_FAKE_RDMSR, msr, val);
+	knc_fake_after_access(t);
 	return val;
 }
 
@@ -210,6 +263,7 @@ void knc_hw_write(u32 msr, u64 val)
 
 	knc_fake_record(t, KNC_FAKE_WRMSR, msr, val);
 	knc_fake_wr(t, msr, val);
+	knc_fake_after_access(t);
 }
 
 int knc_hw_read_safe(u32 msr, u64 *val)
@@ -230,4 +284,32 @@ int knc_hw_write_safe(u32 msr, u64 val)
 		return -EIO;
 	knc_hw_write(msr, val);
 	return 0;
+}
+
+u32 knc_hw_lvtpc_read(void)
+{
+	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
+
+	knc_fake_record(t, KNC_FAKE_LVT_READ, APIC_LVTPC, t->lvtpc);
+	return t->lvtpc;
+}
+
+/* Unmasking while the status is not clear breaks the spec's central rule. */
+void knc_hw_lvtpc_write(u32 val)
+{
+	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
+
+	knc_fake_record(t, KNC_FAKE_LVT_WRITE, APIC_LVTPC, val);
+	if (!(val & APIC_LVT_MASKED)) {
+		t->status_at_unmask = t->status;
+		if (t->status && (t->lvtpc & APIC_LVT_MASKED))
+			t->violations++;
+	}
+	t->lvtpc = val;
+	knc_fake_after_access(t);
+}
+
+u64 knc_hw_clock(void)
+{
+	return this_cpu_ptr(&knc_fake_threads)->clock_ns;
 }

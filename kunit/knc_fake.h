@@ -8,13 +8,20 @@
 #define KNC_FAKE_H
 
 #include <linux/types.h>
+#include <asm/ptrace.h>
 
 #define KNC_FAKE_LOG_LEN	64
 
 enum knc_fake_op {
 	KNC_FAKE_RDMSR,
 	KNC_FAKE_WRMSR,
+	KNC_FAKE_LVT_READ,	/* msr = APIC_LVTPC */
+	KNC_FAKE_LVT_WRITE,
 };
+
+struct knc_fake_thread;
+typedef int (*knc_fake_nmi_fn)(unsigned int cmd, struct pt_regs *regs);
+typedef void (*knc_fake_hook_fn)(struct knc_fake_thread *t);
 
 struct knc_fake_access {
 	enum knc_fake_op	op;
@@ -29,9 +36,18 @@ struct knc_fake_thread {
 	u64	spflt;
 	u64	global_ctrl;
 	u64	status;
-	/* the 1-bit PMI line to the local APIC */
+	/* the 1-bit PMI line to the local APIC and its LVTPC entry */
 	bool	pmi_line;
-	unsigned int pmi_edges;
+	unsigned int pmi_edges;		/* 0 -> 1 transitions */
+	unsigned int pmis;		/* edges the APIC delivered */
+	u32	lvtpc;
+	struct pt_regs regs;		/* what the PMI interrupted */
+	u64	clock_ns;		/* knc_hw_clock() */
+	/* bits OVF_CTRL cannot clear, for the stuck-status test */
+	u64	stuck_status;
+	/* called once, after access number hook_after since the log cleared */
+	knc_fake_hook_fn after_access;
+	unsigned int hook_after;
 	/* simulated current privilege level: 0 kernel, 3 user */
 	unsigned int cpl;
 
@@ -42,8 +58,10 @@ struct knc_fake_thread {
 	/* every access, in order; counts keep going past the log */
 	struct knc_fake_access log[KNC_FAKE_LOG_LEN];
 	unsigned int naccess;
-	unsigned int nreads;
-	unsigned int nwrites;
+	unsigned int nreads;		/* MSR reads */
+	unsigned int nwrites;		/* MSR writes */
+	unsigned int nlvt;		/* LVTPC reads and writes */
+	u64	status_at_unmask;	/* GLOBAL_STATUS when LVTPC was unmasked */
 	/* accesses real hardware would #GP on or that the spec forbids */
 	unsigned int violations;
 };
@@ -53,6 +71,8 @@ void knc_fake_reset(unsigned int cpu);
 void knc_fake_reset_all(void);
 void knc_fake_clear_log(struct knc_fake_thread *t);
 void knc_fake_inject(struct knc_fake_thread *t, u8 event, u8 umask, u64 n);
+void knc_fake_wrap(struct knc_fake_thread *t, int idx);
+void knc_fake_set_nmi_handler(knc_fake_nmi_fn fn);
 unsigned int knc_fake_count(const struct knc_fake_thread *t,
 			    enum knc_fake_op op, u32 msr);
 

@@ -4,7 +4,11 @@
 #define KNC_KUNIT_H
 
 #include <kunit/test.h>
+#include <linux/perf_event.h>
 #include <linux/types.h>
+
+#include "knc_pmu.h"
+#include "knc_fake.h"
 
 #define KNC_SPEC_EVENTS		59
 
@@ -16,6 +20,40 @@ struct knc_spec_event {
 
 extern const struct knc_spec_event knc_spec_table[KNC_SPEC_EVENTS];
 
+/* Every test runs pinned to this CPU. */
+#define KNC_TEST_CPU		0
+
+#define EV_INST			0x0016		/* INSTRUCTIONS_EXECUTED */
+#define EV_CYCLES		0x002a		/* CPU_CLK_UNHALTED */
+#define EV_L2_MISS		0x10cb		/* L2_READ_MISS, counter 0 only */
+#define EV_L2_HIT_E		0x10c8		/* L2_READ_HIT_E, counter 0 only */
+#define EV_VPU_INST		0x2016		/* VPU_INSTRUCTIONS_EXECUTED */
+
+/* The bits the driver adds to every event with no exclude_* set. */
+#define EVTSEL_DRIVER		(KNC_EVTSEL_EN | KNC_EVTSEL_INT)
+#define EVTSEL_USR_OS_EN	(KNC_EVTSEL_USR | KNC_EVTSEL_OS | EVTSEL_DRIVER)
+
+int knc_test_init(struct kunit *test);
+int knc_owner_init(struct kunit *test);
+void knc_test_exit(struct kunit *test);
+struct knc_fake_thread *knc_test_fake(void);
+struct perf_event *knc_test_event(struct kunit *test, u32 type, u64 config);
+void knc_test_destroy(void *event);
+int knc_test_event_init(struct kunit *test, struct perf_event *event);
+struct perf_event *knc_test_counting_event(struct kunit *test, u64 config);
+void knc_test_inject(u64 config, u64 n);
+int knc_test_sched_in(struct perf_event *event);
+void knc_test_sched_out(struct perf_event *event);
+void knc_test_read(struct perf_event *event);
+
 extern struct kunit_suite knc_events_suite;
+extern struct kunit_suite knc_identity_suite;
+extern struct kunit_suite knc_event_init_suite;
+extern struct kunit_suite knc_sched_suite;
+extern struct kunit_suite knc_counting_suite;
+extern struct kunit_suite knc_owner_suite;
+extern struct kunit_suite knc_core_suite;
+extern struct kunit_suite knc_pmi_suite;
+extern struct kunit_suite knc_sampling_suite;
 
 #endif /* KNC_KUNIT_H */

@@ -14,151 +14,14 @@
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/workqueue.h>
+#include <asm/apicdef.h>
 #include <asm/nmi.h>
 
-#include "knc_pmu.h"
-#include "knc_fake.h"
 #include "knc_kunit.h"
-
-#define KNC_TEST_CPU		0
-
-#define EV_INST			0x0016		/* INSTRUCTIONS_EXECUTED */
-#define EV_CYCLES		0x002a		/* CPU_CLK_UNHALTED */
-#define EV_L2_MISS		0x10cb		/* L2_READ_MISS, counter 0 only */
-#define EV_L2_HIT_E		0x10c8		/* L2_READ_HIT_E, counter 0 only */
-#define EV_VPU_INST		0x2016		/* VPU_INSTRUCTIONS_EXECUTED */
-
-#define EVTSEL_USR_OS_EN	(KNC_EVTSEL_USR | KNC_EVTSEL_OS | KNC_EVTSEL_EN)
 
 /* Stand-ins for a software PMU and another hardware PMU in groups. */
 static struct pmu knc_test_sw_pmu = { .task_ctx_nr = perf_sw_context };
 static struct pmu knc_test_other_hw_pmu = { .task_ctx_nr = perf_hw_context };
-
-static struct knc_fake_thread *knc_test_fake(void)
-{
-	return knc_fake_thread(KNC_TEST_CPU);
-}
-
-/*
- * Every test runs pinned to KNC_TEST_CPU, so this_cpu state in the driver
- * and the fake thread it talks to stay the same across calls.
- */
-static int knc_test_init(struct kunit *test)
-{
-	unsigned int cpu;
-
-	if (!cpu_online(KNC_TEST_CPU))
-		return -ENODEV;
-	set_cpus_allowed_ptr(current, cpumask_of(KNC_TEST_CPU));
-	knc_fake_reset_all();
-	for_each_possible_cpu(cpu) {
-		struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
-
-		memset(cpuc, 0, sizeof(*cpuc));
-		cpuc->enabled = true;
-	}
-	return 0;
-}
-
-/* The driver never does anything the spec forbids, on any thread. */
-static void knc_test_exit(struct kunit *test)
-{
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu)
-		KUNIT_EXPECT_EQ_MSG(test, knc_fake_thread(cpu)->violations, 0,
-				    "cpu%u", cpu);
-}
-
-static struct perf_event *knc_test_event(struct kunit *test, u32 type,
-					 u64 config)
-{
-	struct perf_event *event;
-
-	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, event);
-	event->attr.size = sizeof(event->attr);
-	event->attr.type = type;
-	event->attr.config = config;
-	event->pmu = &knc_pmu;
-	event->group_leader = event;
-	INIT_LIST_HEAD(&event->sibling_list);
-	event->cpu = -1;
-	return event;
-}
-
-static void knc_test_destroy(void *arg)
-{
-	struct perf_event *event = arg;
-
-	if (event->destroy)
-		event->destroy(event);
-	event->destroy = NULL;
-}
-
-/* event_init, with destroy() queued for the end of the test on success. */
-static int knc_test_event_init(struct kunit *test, struct perf_event *event)
-{
-	int err = knc_pmu_event_init(event);
-
-	if (!err)
-		KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_test_destroy,
-						       event), 0);
-	return err;
-}
-
-static struct perf_event *knc_test_counting_event(struct kunit *test,
-						  u64 config)
-{
-	struct perf_event *event = knc_test_event(test, knc_pmu.type, config);
-
-	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, event), 0);
-	return event;
-}
-
-/* Inject on the test CPU's fake thread; pinned, but keep IRQs out. */
-static void knc_test_inject(u64 config, u64 n)
-{
-	unsigned long flags;
-
-	local_irq_save(flags);
-	knc_fake_inject(knc_test_fake(), config & 0xff, (config >> 8) & 0xff, n);
-	local_irq_restore(flags);
-}
-
-/* The perf core's sched-in and sched-out of one event. */
-static int knc_test_sched_in(struct perf_event *event)
-{
-	unsigned long flags;
-	int err;
-
-	local_irq_save(flags);
-	knc_pmu_disable(&knc_pmu);
-	err = knc_pmu_add(event, PERF_EF_START);
-	knc_pmu_enable(&knc_pmu);
-	local_irq_restore(flags);
-	return err;
-}
-
-static void knc_test_sched_out(struct perf_event *event)
-{
-	unsigned long flags;
-
-	local_irq_save(flags);
-	knc_pmu_disable(&knc_pmu);
-	knc_pmu_del(event, 0);
-	knc_pmu_enable(&knc_pmu);
-	local_irq_restore(flags);
-}
-
-static void knc_test_read(struct perf_event *event)
-{
-	unsigned long flags;
-
-	local_irq_save(flags);
-	knc_pmu_read(event);
-	local_irq_restore(flags);
-}
 
 /* ---- event_init ---------------------------------------------------- */
 
@@ -218,10 +81,10 @@ static const struct knc_init_case knc_init_cases[] = {
 	{ "bit-63", TYPE_KNC, EV_INST | BIT_ULL(63), 0, false, -EINVAL },
 	{ "raw-reserved-bit-19", PERF_TYPE_RAW, EV_INST | BIT_ULL(19), 0, false, -EINVAL },
 	{ "exclude-user", TYPE_KNC, EV_INST, TWEAK_EXCL_USER, false, 0,
-	  EV_INST | KNC_EVTSEL_OS | KNC_EVTSEL_EN },
+	  EV_INST | KNC_EVTSEL_OS | EVTSEL_DRIVER },
 	{ "exclude-kernel", TYPE_KNC, EV_INST, TWEAK_EXCL_KERNEL, false, 0,
-	  EV_INST | KNC_EVTSEL_USR | KNC_EVTSEL_EN },
-	{ "exclude-both", TYPE_KNC, EV_INST, TWEAK_EXCL_BOTH, false, 0, EV_INST | KNC_EVTSEL_EN },
+	  EV_INST | KNC_EVTSEL_USR | EVTSEL_DRIVER },
+	{ "exclude-both", TYPE_KNC, EV_INST, TWEAK_EXCL_BOTH, false, 0, EV_INST | EVTSEL_DRIVER },
 	{ "exclude-hv-ignored", TYPE_KNC, EV_INST, TWEAK_EXCL_HV, false, 0,
 	  EV_INST | EVTSEL_USR_OS_EN },
 	{ "exclude-idle", TYPE_KNC, EV_INST, TWEAK_EXCL_IDLE, false, -EOPNOTSUPP },
@@ -230,15 +93,17 @@ static const struct knc_init_case knc_init_cases[] = {
 	  false, -EOPNOTSUPP },
 	{ "branch-stack", TYPE_KNC, EV_INST, TWEAK_BRANCH_STACK, false, -EOPNOTSUPP },
 	{ "sigtrap", TYPE_KNC, EV_INST, TWEAK_SIGTRAP, false, -EOPNOTSUPP },
-	{ "sample-period", TYPE_KNC, EV_INST, TWEAK_SAMPLE_PERIOD, false, -EOPNOTSUPP },
-	{ "sample-freq", TYPE_KNC, EV_INST, TWEAK_SAMPLE_FREQ, false, -EOPNOTSUPP },
+	{ "sample-period", TYPE_KNC, EV_INST, TWEAK_SAMPLE_PERIOD, false, 0,
+	  EV_INST | EVTSEL_USR_OS_EN },
+	{ "sample-freq", TYPE_KNC, EV_INST, TWEAK_SAMPLE_FREQ, false, 0,
+	  EV_INST | EVTSEL_USR_OS_EN },
 	{ "any-thread-privileged", TYPE_KNC, EV_INST | KNC_EVTSEL_ANY_THREAD, 0, false, 0,
 	  EV_INST | KNC_EVTSEL_ANY_THREAD | EVTSEL_USR_OS_EN },
 	{ "any-thread-unprivileged", TYPE_KNC, EV_INST | KNC_EVTSEL_ANY_THREAD, 0, true, -EACCES },
 	{ "raw-any-thread-unprivileged", PERF_TYPE_RAW, EV_CYCLES | KNC_EVTSEL_ANY_THREAD,
 	  0, true, -EACCES },
 	{ "unprivileged-plain", TYPE_KNC, EV_INST, TWEAK_EXCL_KERNEL, true, 0,
-	  EV_INST | KNC_EVTSEL_USR | KNC_EVTSEL_EN },
+	  EV_INST | KNC_EVTSEL_USR | EVTSEL_DRIVER },
 	{ "unprivileged-l2", TYPE_KNC, EV_L2_MISS, 0, true, 0, EV_L2_MISS | EVTSEL_USR_OS_EN },
 };
 
@@ -330,7 +195,9 @@ static void knc_event_init_matrix(struct kunit *test)
 	if (!c->err && !err) {
 		KUNIT_EXPECT_EQ(test, event->hw.config, c->hw_config);
 		KUNIT_EXPECT_NOT_NULL(test, (void *)event->destroy);
-		KUNIT_EXPECT_EQ(test, event->hw.sample_period, KNC_MAX_PERIOD);
+		/* counting events take the longest period, sampling their own */
+		if (!is_sampling_event(event))
+			KUNIT_EXPECT_EQ(test, event->hw.sample_period, KNC_MAX_PERIOD);
 	}
 	if (err)
 		KUNIT_EXPECT_NULL(test, (void *)event->destroy);
@@ -441,7 +308,7 @@ static struct kunit_case knc_event_init_cases[] = {
 	{}
 };
 
-static struct kunit_suite knc_event_init_suite = {
+struct kunit_suite knc_event_init_suite = {
 	.name = "knc_event_init",
 	.init = knc_test_init,
 	.exit = knc_test_exit,
@@ -552,7 +419,7 @@ static struct kunit_case knc_sched_cases[] = {
 	{}
 };
 
-static struct kunit_suite knc_sched_suite = {
+struct kunit_suite knc_sched_suite = {
 	.name = "knc_sched",
 	.init = knc_test_init,
 	.exit = knc_test_exit,
@@ -708,6 +575,8 @@ static void knc_count_survives_40bit_wrap(struct kunit *test)
 	u64 start;
 
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	/* no PMI folds the wrap here: the read alone must cope with one */
+	t->lvtpc |= APIC_LVT_MASKED;
 	/* counting events are loaded one max period short of the wrap */
 	start = t->counter[e->hw.idx];
 	KUNIT_EXPECT_EQ(test, start, BIT_ULL(40) - KNC_MAX_PERIOD);
@@ -721,6 +590,8 @@ static void knc_count_survives_40bit_wrap(struct kunit *test)
 	knc_test_inject(EV_INST, 9);
 	knc_test_sched_out(e);
 	KUNIT_EXPECT_EQ(test, local64_read(&e->count), c->n + 9);
+	KUNIT_EXPECT_EQ(test, t->pmis, 0);
+	t->status = 0;		/* as the next owner's reset would */
 }
 
 /* Many wraps, read often enough: the 64-bit count keeps growing. */
@@ -846,7 +717,7 @@ static struct kunit_case knc_counting_cases[] = {
 	{}
 };
 
-static struct kunit_suite knc_counting_suite = {
+struct kunit_suite knc_counting_suite = {
 	.name = "knc_counting",
 	.init = knc_test_init,
 	.exit = knc_test_exit,
@@ -854,18 +725,6 @@ static struct kunit_suite knc_counting_suite = {
 };
 
 /* ---- ownership: reservation, cpuhp, probe ----------------------------- */
-
-/*
- * These use the kernel's real reservation API, which maps MSRs to bits by
- * CPU model; it only knows the KNC MSRs on a family-11 Intel CPU.
- */
-static int knc_owner_init(struct kunit *test)
-{
-	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL ||
-	    boot_cpu_data.x86 != 11)
-		kunit_skip(test, "needs a CPU that identifies as KNC");
-	return knc_test_init(test);
-}
 
 /* Free means knc-perf released them: we can take them ourselves. */
 static bool knc_counters_free(void)
@@ -918,6 +777,8 @@ static void knc_reserve_resets_every_thread(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, t->evtsel[0], 0);
 		KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
 		KUNIT_EXPECT_EQ(test, t->status, 0);
+		/* the PMI is routed as an NMI once the status is clear */
+		KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
 	}
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	knc_test_sched_out(e);
@@ -925,8 +786,11 @@ static void knc_reserve_resets_every_thread(struct kunit *test)
 	KUNIT_EXPECT_NE(test, knc_test_fake()->evtsel[1], 0);
 	/* ... and the last user's release clears it for the next owner */
 	knc_test_destroy(e);
-	for_each_online_cpu(cpu)
+	for_each_online_cpu(cpu) {
 		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->evtsel[1], 0);
+		/* and LVTPC is as the kernel had it */
+		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->lvtpc, APIC_LVT_MASKED);
+	}
 }
 
 struct knc_hotplug_work {
@@ -979,8 +843,14 @@ static void knc_cpuhp_online_resets_owned_pmu(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->spflt, 0);
 	KUNIT_EXPECT_EQ(test, t->nreads, 0);
 	KUNIT_EXPECT_EQ(test, knc_cpu_hw(cpu)->ctrl_hw, 0);
-	/* GLOBAL_CTRL goes first, so nothing counts while the rest is reset */
-	KUNIT_EXPECT_EQ(test, t->log[0].msr, KNC_MSR_GLOBAL_CTRL);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	/*
+	 * LVTPC is saved first; then GLOBAL_CTRL, so nothing counts while
+	 * the rest is reset; the unmask comes last, with the status clear.
+	 */
+	KUNIT_EXPECT_EQ(test, t->log[0].op, KNC_FAKE_LVT_READ);
+	KUNIT_EXPECT_EQ(test, t->log[1].msr, KNC_MSR_GLOBAL_CTRL);
+	KUNIT_EXPECT_EQ(test, t->log[t->naccess - 1].op, KNC_FAKE_LVT_WRITE);
 }
 
 /* Counters nobody gave knc-perf are not knc-perf's to touch. */
@@ -993,7 +863,10 @@ static void knc_cpuhp_online_leaves_unowned_pmu(struct kunit *test)
 	knc_fake_clear_log(t);
 	KUNIT_ASSERT_EQ(test, knc_test_hotplug(cpu, true), 0);
 	KUNIT_ASSERT_EQ(test, knc_test_hotplug(cpu, false), 0);
-	KUNIT_EXPECT_EQ(test, t->naccess, 0);
+	/* only LVTPC is read, to be put back when knc-perf lets go */
+	KUNIT_EXPECT_EQ(test, t->nreads + t->nwrites, 0);
+	KUNIT_EXPECT_EQ(test, t->naccess, 1);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_LVT_MASKED);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 3);
 }
 
@@ -1010,7 +883,10 @@ static void knc_cpuhp_offline_stops(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
 	KUNIT_EXPECT_EQ(test, t->counter[0], 123);
 	KUNIT_EXPECT_EQ(test, t->counter[1], 456);
-	KUNIT_EXPECT_EQ(test, t->naccess, 1);
+	KUNIT_EXPECT_EQ(test, t->nwrites, 1);
+	KUNIT_EXPECT_EQ(test, t->nreads, 0);
+	/* nothing may interrupt from here on: LVTPC back as it was */
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_LVT_MASKED);
 }
 
 static void knc_probe_accepts_pmu_and_restores_counter(struct kunit *test)
@@ -1074,7 +950,7 @@ static struct kunit_case knc_owner_cases[] = {
 	{}
 };
 
-static struct kunit_suite knc_owner_suite = {
+struct kunit_suite knc_owner_suite = {
 	.name = "knc_owner",
 	.init = knc_owner_init,
 	.exit = knc_test_exit,
@@ -1129,7 +1005,7 @@ static struct kunit_case knc_identity_cases[] = {
 	{}
 };
 
-static struct kunit_suite knc_identity_suite = {
+struct kunit_suite knc_identity_suite = {
 	.name = "knc_identity",
 	.test_cases = knc_identity_cases,
 };
@@ -1223,57 +1099,17 @@ static void knc_core_multiplexes_counter0_events(struct kunit *test)
 	KUNIT_EXPECT_LT(test, rb, eb);
 }
 
-static void knc_core_rejects_sampling(struct kunit *test)
-{
-	struct perf_event_attr attr = {
-		.type = knc_pmu.type,
-		.size = sizeof(attr),
-		.config = EV_INST,
-		.sample_period = 1000,
-	};
-	struct perf_event *event;
-
-	event = perf_event_create_kernel_counter(&attr, KNC_TEST_CPU, NULL,
-						 NULL, NULL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(event), -EOPNOTSUPP);
-	if (!IS_ERR(event))
-		perf_event_release_kernel(event);
-}
-
 static struct kunit_case knc_core_cases[] = {
 	KUNIT_CASE(knc_core_counts_exactly),
 	KUNIT_CASE(knc_core_disable_enable_budget),
 	KUNIT_CASE(knc_core_multiplexes_counter0_events),
-	KUNIT_CASE(knc_core_rejects_sampling),
 	{}
 };
 
-static struct kunit_suite knc_core_suite = {
+struct kunit_suite knc_core_suite = {
 	.name = "knc_perf_core",
 	.init = knc_owner_init,
 	.exit = knc_test_exit,
 	.test_cases = knc_core_cases,
 };
 
-kunit_test_suites(&knc_events_suite, &knc_identity_suite,
-		  &knc_event_init_suite, &knc_sched_suite, &knc_counting_suite,
-		  &knc_owner_suite, &knc_core_suite);
-
-/*
- * The suites run once this module is live, against the driver copy
- * registered here as PMU "knc_kunit" so it cannot clash with knc-perf.
- */
-static int __init knc_kunit_init(void)
-{
-	return knc_pmu_register("knc_kunit");
-}
-module_init(knc_kunit_init);
-
-static void __exit knc_kunit_exit(void)
-{
-	knc_pmu_unregister();
-}
-module_exit(knc_kunit_exit);
-
-MODULE_DESCRIPTION("KUnit tests for knc-perf against a fake KNC PMU");
-MODULE_LICENSE("GPL");

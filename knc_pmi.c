@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The overflow interrupt (PMI) path of knc-perf.
+ *
+ * The PMI arrives as an NMI through the local APIC's LVTPC entry.  The
+ * handler follows spec sections 1.4.3.8 and 1.4.3.9: stop the counters,
+ * read the status, clear it, handle the overflows, unmask the LVT entry,
+ * restart.  perf_event_overflow() is not exported to modules (notes.md),
+ * so samples go out through event->overflow_handler, the call the core
+ * itself makes, and this file provides the parts of the core's overflow
+ * path that users rely on: throttling, frequency mode, event_limit and
+ * SIGIO.  See Documentation/knc-pmu.rst, "Sampling".
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/hardirq.h>
+#include <linux/jiffies.h>
+#include <linux/kprobes.h>
+#include <linux/math64.h>
+#include <linux/moduleparam.h>
+#include <linux/perf_event.h>
+#include <linux/poll.h>
+#include <asm/div64.h>
+#include <asm/hardirq.h>
+#include <asm/nmi.h>
+
+#include "knc_pmu.h"
+
+/* The perf core's default: perf_event_max_sample_rate 100000 per second. */
+unsigned int knc_max_samples_per_tick = DIV_ROUND_UP(100000, HZ);
+module_param_named(max_samples_per_tick, knc_max_samples_per_tick, uint, 0644);
+MODULE_PARM_DESC(max_samples_per_tick,
+		 "PMIs one event may take per tick before it is throttled until the next tick");
+
+/*
+ * The counters are stopped while the handler runs, so one pass normally
+ * leaves the status clear.  A bit that will not clear would otherwise
+ * keep the handler spinning in NMI context.
+ */
+#define KNC_PMI_MAX_ROUNDS	8
+
+/* Counters whose event is scheduled and running. */
+static unsigned long knc_running_mask(struct knc_cpu_hw *cpuc)
+{
+	unsigned long mask = 0;
+	int idx;
+
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
+		if (cpuc->events[idx] &&
+		    !(cpuc->events[idx]->hw.state & PERF_HES_STOPPED))
+			mask |= BIT(idx);
+	return mask;
+}
+
+/*
+ * The core's throttle: more than knc_max_samples_per_tick interrupts in
+ * one tick (jiffy) stop the event until the next one.  hrtimer code may not
+ * run in NMI, so an irq_work arms the per-CPU unthrottle timer.
+ */
+static bool knc_pmi_throttle(struct knc_cpu_hw *cpuc, struct perf_event *event)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	u64 tick = jiffies;
+
+	if (hwc->interrupts_seq != tick) {
+		hwc->interrupts_seq = tick;
+		hwc->interrupts = 1;
+		return false;
+	}
+	if (++hwc->interrupts <= knc_max_samples_per_tick)
+		return false;
+
+	hwc->interrupts = KNC_THROTTLED;
+	irq_work_queue(&cpuc->unthrottle_work);
+	return true;
+}
+
+/*
+ * Frequency mode (perf record -F) starts at period 1.  Each interrupt
+ * moves the period an eighth of the way towards the one that would have
+ * produced attr.sample_freq at the rate just seen, as the core's
+ * perf_adjust_period() does, so the period converges within a few ticks.
+ */
+static void knc_pmi_adjust_freq(struct perf_event *event, u64 count)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	u64 now = knc_hw_clock();
+	s64 nsec = now - hwc->freq_time_stamp;
+	u64 want, div;
+	s64 period, step;
+
+	hwc->freq_time_stamp = now;
+	if (nsec <= 0 || nsec >= 2 * TICK_NSEC || !event->attr.sample_freq)
+		return;
+
+	/* events per second over wanted samples per second; keep it < 2^64 */
+	div = max_t(u64, (u64)nsec * event->attr.sample_freq, 1024);
+	want = mul_u64_u64_div_u64(count, NSEC_PER_SEC, div);
+	want = clamp_t(u64, want, 1, KNC_MAX_PERIOD);
+
+	step = ((s64)want - (s64)hwc->sample_period + 7) / 8;
+	period = clamp_t(s64, hwc->sample_period + step, 1, KNC_MAX_PERIOD);
+	hwc->sample_period = period;
+}
+
+/* The core's perf_event_fasync(): only the parent has the fasync state. */
+static bool knc_event_has_fasync(struct perf_event *event)
+{
+	if (event->parent)
+		event = event->parent;
+	return event->fasync;
+}
+
+/*
+ * Hand one sample to the event, with the core's event_limit
+ * (PERF_EVENT_IOC_REFRESH) and SIGIO semantics.  Returns true when the
+ * event has reached its limit and must stop.
+ */
+static bool knc_pmi_deliver(struct perf_event *event, u64 period,
+			    struct pt_regs *regs)
+{
+	perf_overflow_handler_t handler = READ_ONCE(event->overflow_handler);
+	struct perf_sample_data data;
+	int limit = atomic_read(&event->event_limit);
+	bool stop = false;
+
+	event->pending_kill = POLL_IN;
+	if (limit && atomic_dec_and_test(&event->event_limit)) {
+		event->pending_kill = POLL_HUP;
+		knc_event_disable_inatomic(event);
+		stop = true;
+	}
+
+	perf_sample_data_init(&data, 0, period);
+	handler(event, &data, regs);
+
+	if (knc_event_has_fasync(event) && event->pending_kill) {
+		event->pending_wakeup = 1;
+		irq_work_queue(&event->pending_irq);
+	}
+	return stop;
+}
+
+/*
+ * Step 4 for one counter: fold the count, then reprogram, then sample.
+ * A wrap that ends no period (a counting event, or a period longer than
+ * 2^39-1) is only folded.  Throttling and frequency mode act before the
+ * reprogramming, so the counter is written once, and before any stop, so
+ * that a plain start() resumes where it should.
+ */
+static void knc_pmi_overflow(struct knc_cpu_hw *cpuc, struct perf_event *event,
+			     struct pt_regs *regs)
+{
+	struct hw_perf_event *hwc = &event->hw;
+	u64 period = hwc->last_period;
+	bool sample, stop = false;
+
+	knc_event_update(event);
+	sample = is_sampling_event(event) &&
+		 local64_read(&hwc->period_left) <= 0;
+	if (sample) {
+		stop = knc_pmi_throttle(cpuc, event);
+		if (event->attr.freq)
+			knc_pmi_adjust_freq(event, period);
+	}
+	knc_set_period(event);
+	if (!sample)
+		return;
+
+	stop |= knc_pmi_deliver(event, period, regs);
+	if (stop)
+		knc_pmu_stop(event, 0);
+}
+
+int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
+{
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+	unsigned long running, status, idx;
+	bool was_enabled;
+	int rounds = 0;
+
+	/*
+	 * With no knc event here the PMU may not even be ours: touch
+	 * nothing.  If this was a PMI after all, the APIC masked LVTPC;
+	 * the next add() unmasks it.
+	 */
+	if (!cpuc->events[0] && !cpuc->events[1]) {
+		cpuc->lvt_rearm = true;
+		return NMI_DONE;
+	}
+
+	/* 1. Stop, so no overflow can arrive while the status is handled. */
+	was_enabled = cpuc->enabled;
+	cpuc->enabled = false;
+	knc_ctrl_sync(cpuc);
+
+	/* 2. Read which counters overflowed. */
+	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
+	running = knc_running_mask(cpuc);
+
+	if (!(status & running)) {
+		/*
+		 * Not ours.  Still clear stale bits, or the line stays high
+		 * and no PMI can ever rise again; and unmask, in case this
+		 * was a PMI whose status another path already cleared.
+		 */
+		if (status)
+			knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
+		knc_hw_lvtpc_write(APIC_DM_NMI);
+		cpuc->enabled = was_enabled;
+		knc_ctrl_sync(cpuc);
+		return NMI_DONE;
+	}
+
+	do {
+		/* 3. Clear: the status must be zero before the unmask. */
+		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
+
+		/* 4. Handle each overflowed counter. */
+		for_each_set_bit(idx, &status, KNC_NUM_COUNTERS)
+			if (running & BIT(idx))
+				knc_pmi_overflow(cpuc, cpuc->events[idx], regs);
+
+		/* An event still in flight at step 1 may have landed since. */
+		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
+		running = knc_running_mask(cpuc);
+	} while (status && ++rounds < KNC_PMI_MAX_ROUNDS);
+
+	if (KNC_WARN_ONCE(status, "knc_perf: status %#lx will not clear; stopping its events\n",
+			  status)) {
+		for_each_set_bit(idx, &status, KNC_NUM_COUNTERS)
+			if (running & BIT(idx))
+				knc_pmu_stop(cpuc->events[idx], PERF_EF_UPDATE);
+	} else {
+		/* 5. Unmask: the APIC masked LVTPC when it took this PMI. */
+		knc_hw_lvtpc_write(APIC_DM_NMI);
+	}
+
+	/*
+	 * 6. No EOI.  The PMI is delivered as an NMI, which the local APIC
+	 * does not track in its in-service register; an EOI here would end
+	 * whatever ordinary interrupt happens to be in service instead.
+	 */
+
+	/* 7. Restart, unless perf has the PMU disabled right now. */
+	cpuc->enabled = was_enabled;
+	knc_ctrl_sync(cpuc);
+
+	inc_irq_stat(apic_perf_irqs);
+	return NMI_HANDLED;
+}
+
+NOKPROBE_SYMBOL(knc_pmi_handle);
+
+/* Next tick: restart the events the throttle stopped. */
+static enum hrtimer_restart knc_unthrottle(struct hrtimer *timer)
+{
+	struct knc_cpu_hw *cpuc = container_of(timer, struct knc_cpu_hw,
+					       unthrottle_timer);
+	int idx;
+
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+		struct perf_event *event = cpuc->events[idx];
+
+		if (!event || event->hw.interrupts != KNC_THROTTLED)
+			continue;
+		event->hw.interrupts = 0;
+		if (event->hw.state & PERF_HES_STOPPED)
+			knc_pmu_start(event, 0);
+	}
+	return HRTIMER_NORESTART;
+}
+
+static void knc_arm_unthrottle(struct irq_work *work)
+{
+	struct knc_cpu_hw *cpuc = container_of(work, struct knc_cpu_hw,
+					       unthrottle_work);
+
+	hrtimer_start(&cpuc->unthrottle_timer, ns_to_ktime(TICK_NSEC),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+void knc_pmi_cpu_init(struct knc_cpu_hw *cpuc)
+{
+	cpuc->unthrottle_work = IRQ_WORK_INIT_HARD(knc_arm_unthrottle);
+	knc_hrtimer_setup(&cpuc->unthrottle_timer, knc_unthrottle,
+			  CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+void knc_pmi_cpu_stop(struct knc_cpu_hw *cpuc)
+{
+	irq_work_sync(&cpuc->unthrottle_work);
+	hrtimer_cancel(&cpuc->unthrottle_timer);
+}

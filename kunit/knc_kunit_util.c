@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What the knc-perf KUnit suites share: per-test set-up against the fake
+ * PMU, hand-built events, the perf core's sched-in/out sequences, and the
+ * module that registers the driver copy and runs every suite.
+ */
+#include <kunit/test.h>
+#include <linux/cpumask.h>
+#include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <asm/apicdef.h>
+
+#include "knc_kunit.h"
+
+struct knc_fake_thread *knc_test_fake(void)
+{
+	return knc_fake_thread(KNC_TEST_CPU);
+}
+
+/*
+ * Pinning keeps the driver's this_cpu state and the fake thread it talks
+ * to the same across calls.  Each test starts from a powered-up PMU and
+ * an idle driver; the timers and irq_work in knc_cpu_hw stay as set up.
+ */
+int knc_test_init(struct kunit *test)
+{
+	unsigned int cpu;
+
+	if (!cpu_online(KNC_TEST_CPU))
+		return -ENODEV;
+	set_cpus_allowed_ptr(current, cpumask_of(KNC_TEST_CPU));
+	knc_fake_reset_all();
+	knc_kunit_warnings = 0;
+	for_each_possible_cpu(cpu) {
+		struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
+
+		memset(cpuc->events, 0, sizeof(cpuc->events));
+		cpuc->ctrl_shadow = 0;
+		cpuc->ctrl_hw = 0;
+		cpuc->enabled = true;
+		cpuc->lvt_rearm = false;
+		cpuc->saved_lvtpc = APIC_LVT_MASKED;
+	}
+	return 0;
+}
+
+/*
+ * The kernel's reservation API maps MSRs to bits by CPU model and knows
+ * the KNC MSRs only on a family-11 Intel CPU, which the test VM claims.
+ */
+int knc_owner_init(struct kunit *test)
+{
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL ||
+	    boot_cpu_data.x86 != 11)
+		kunit_skip(test, "needs a CPU that identifies as KNC");
+	return knc_test_init(test);
+}
+
+/* The driver never does anything the spec forbids, on any thread. */
+void knc_test_exit(struct kunit *test)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		KUNIT_EXPECT_EQ_MSG(test, knc_fake_thread(cpu)->violations, 0,
+				    "cpu%u", cpu);
+}
+
+/* An event as perf_event_alloc() leaves it, before event_init. */
+struct perf_event *knc_test_event(struct kunit *test, u32 type, u64 config)
+{
+	struct perf_event *event;
+
+	event = kunit_kzalloc(test, sizeof(*event), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, event);
+	event->attr.size = sizeof(event->attr);
+	event->attr.type = type;
+	event->attr.config = config;
+	event->pmu = &knc_pmu;
+	event->group_leader = event;
+	INIT_LIST_HEAD(&event->sibling_list);
+	event->cpu = -1;
+	return event;
+}
+
+void knc_test_destroy(void *arg)
+{
+	struct perf_event *event = arg;
+
+	if (event->destroy)
+		event->destroy(event);
+	event->destroy = NULL;
+}
+
+/* event_init, with destroy() queued for the end of the test on success. */
+int knc_test_event_init(struct kunit *test, struct perf_event *event)
+{
+	int err = knc_pmu_event_init(event);
+
+	if (!err)
+		KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_test_destroy,
+						       event), 0);
+	return err;
+}
+
+struct perf_event *knc_test_counting_event(struct kunit *test, u64 config)
+{
+	struct perf_event *event = knc_test_event(test, knc_pmu.type, config);
+
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, event), 0);
+	return event;
+}
+
+/* Count @n events on the test CPU's fake thread, as the PMU would see. */
+void knc_test_inject(u64 config, u64 n)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_fake_inject(knc_test_fake(), config & 0xff, (config >> 8) & 0xff, n);
+	local_irq_restore(flags);
+}
+
+/* The perf core's sched-in and sched-out of one event. */
+int knc_test_sched_in(struct perf_event *event)
+{
+	unsigned long flags;
+	int err;
+
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	err = knc_pmu_add(event, PERF_EF_START);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+	return err;
+}
+
+void knc_test_sched_out(struct perf_event *event)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	knc_pmu_del(event, 0);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+}
+
+void knc_test_read(struct perf_event *event)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_pmu_read(event);
+	local_irq_restore(flags);
+}
+
+kunit_test_suites(&knc_events_suite, &knc_identity_suite,
+		  &knc_event_init_suite, &knc_sched_suite, &knc_counting_suite,
+		  &knc_owner_suite, &knc_pmi_suite, &knc_sampling_suite,
+		  &knc_core_suite);
+
+/*
+ * The suites run once this module is live, against the driver copy
+ * registered here as PMU "knc_kunit", so it cannot clash with knc-perf.
+ * The fake delivers its PMIs straight to the driver's handler.
+ */
+static int __init knc_kunit_init(void)
+{
+	knc_fake_reset_all();
+	knc_fake_set_nmi_handler(knc_pmi_handle);
+	return knc_pmu_register("knc_kunit");
+}
+module_init(knc_kunit_init);
+
+static void __exit knc_kunit_exit(void)
+{
+	knc_pmu_unregister();
+}
+module_exit(knc_kunit_exit);
+
+MODULE_DESCRIPTION("KUnit tests for knc-perf against a fake KNC PMU");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * KUnit tests for the PMI path (knc_pmi.c) against the fake PMU, whose
+ * APIC side delivers a PMI only on an edge of the 1-bit line while LVTPC
+ * is unmasked, masking it as it delivers.  knc_pmi covers the handler's
+ * sequence and its corner cases; knc_sampling covers what users see:
+ * periods, throttling, frequency mode, refresh and long runs.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/perf_event.h>
+#include <linux/prandom.h>
+#include <asm/apicdef.h>
+#include <asm/nmi.h>
+
+#include "knc_kunit.h"
+
+#define KNC_TEST_IP		0xffffffff8badf00dUL
+
+/* What the overflow handler of the events below saw. */
+struct knc_samples {
+	unsigned int n;
+	u64 period_sum;
+	unsigned long last_ip;
+	bool regs_ok;
+};
+
+static struct knc_samples knc_samples[KNC_NUM_COUNTERS + 1];
+
+static void knc_test_overflow(struct perf_event *event,
+			      struct perf_sample_data *data,
+			      struct pt_regs *regs)
+{
+	struct knc_samples *s = event->overflow_handler_context;
+
+	s->n++;
+	s->period_sum += data->period;
+	s->last_ip = instruction_pointer(regs);
+	s->regs_ok = regs == &knc_test_fake()->regs;
+}
+
+static int knc_pmi_test_init(struct kunit *test)
+{
+	int err = knc_test_init(test);
+
+	memset(knc_samples, 0, sizeof(knc_samples));
+	knc_test_fake()->regs.ip = KNC_TEST_IP;
+	return err;
+}
+
+/* A sampling event as perf_event_alloc() sets one up for @period. */
+static struct perf_event *knc_sampling_event(struct kunit *test, u64 config,
+					     u64 period, int slot)
+{
+	struct perf_event *event = knc_test_event(test, knc_pmu.type, config);
+	struct hw_perf_event *hwc = &event->hw;
+
+	event->attr.sample_period = period;
+	hwc->sample_period = period;
+	hwc->last_period = period;
+	local64_set(&hwc->period_left, period);
+	event->overflow_handler = knc_test_overflow;
+	event->overflow_handler_context = &knc_samples[slot];
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, event), 0);
+	return event;
+}
+
+/* ---- the handler's sequence ------------------------------------------ */
+
+struct knc_step {
+	enum knc_fake_op op;
+	u32 reg;
+};
+
+static void knc_expect_steps(struct kunit *test, struct knc_fake_thread *t,
+			     const struct knc_step *steps, unsigned int n)
+{
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, t->naccess, n);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, t->log[i].op, steps[i].op, "step %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, t->log[i].msr, steps[i].reg, "step %u", i);
+	}
+}
+
+/*
+ * Spec 1.4.3.9, figure 1.2: stop, read status, clear it, handle, unmask
+ * with the status clear, restart.  Eight accesses, the budget.
+ */
+static void knc_pmi_follows_spec_sequence(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	int idx;
+	static const struct knc_step want[] = {
+		{ KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL },	/* 1. stop */
+		{ KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_STATUS },	/* 2. read */
+		{ KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_OVF_CTRL },	/* 3. clear */
+		{ KNC_FAKE_RDMSR, KNC_MSR_PERFCNT1 },		/* 4. fold */
+		{ KNC_FAKE_WRMSR, KNC_MSR_PERFCNT1 },		/*    reload */
+		{ KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_STATUS },	/*    confirm */
+		{ KNC_FAKE_LVT_WRITE, APIC_LVTPC },		/* 5. unmask */
+		{ KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL },	/* 7. restart */
+	};
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	idx = e->hw.idx;
+	KUNIT_ASSERT_EQ(test, idx, 1);
+	knc_fake_clear_log(t);
+
+	knc_test_inject(EV_INST, 999);
+	KUNIT_EXPECT_EQ(test, t->pmis, 0);
+	knc_test_inject(EV_INST, 1);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	knc_expect_steps(test, t, want, ARRAY_SIZE(want));
+	KUNIT_EXPECT_EQ(test, t->log[0].val, 0);
+	KUNIT_EXPECT_EQ(test, t->log[2].val, BIT(idx));
+	KUNIT_EXPECT_EQ(test, t->log[4].val, BIT_ULL(40) - 1000);
+	KUNIT_EXPECT_EQ(test, t->log[6].val, APIC_DM_NMI);
+	KUNIT_EXPECT_EQ(test, t->log[7].val, BIT(idx));
+	KUNIT_EXPECT_EQ(test, t->status_at_unmask, 0);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].period_sum, 1000);
+	KUNIT_EXPECT_TRUE(test, knc_samples[0].regs_ok);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].last_ip, KNC_TEST_IP);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 1000);
+	kunit_info(test, "single-overflow PMI: %u MSR/APIC accesses\n", t->naccess);
+	knc_test_sched_out(e);
+}
+
+/* Both counters overflow at once: one PMI, both handled in one pass. */
+static void knc_pmi_both_counters_at_once(struct kunit *test)
+{
+	struct perf_event *a = knc_sampling_event(test, EV_INST, 500, 0);
+	struct perf_event *b = knc_sampling_event(test, EV_INST, 500, 1);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
+	knc_fake_clear_log(t);
+	knc_test_inject(EV_INST, 500);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[1].n, 1);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_OVF_CTRL), 1);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_STATUS), 2);
+	KUNIT_EXPECT_EQ(test, t->log[2].val, 0x3);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0x3);
+	KUNIT_EXPECT_EQ(test, t->status_at_unmask, 0);
+	knc_test_sched_out(a);
+	knc_test_sched_out(b);
+}
+
+/* An event in flight at the stop lands on counter 0 after the clear. */
+static void knc_land_late_overflow(struct knc_fake_thread *t)
+{
+	knc_fake_wrap(t, 0);
+}
+
+static void knc_pmi_loop_catches_late_overflow(struct kunit *test)
+{
+	struct perf_event *a = knc_sampling_event(test, EV_INST, 100, 0);
+	struct perf_event *b = knc_sampling_event(test, EV_CYCLES, 300, 1);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
+	KUNIT_ASSERT_EQ(test, b->hw.idx, 0);
+	knc_test_inject(EV_CYCLES, 299);	/* one short of overflow */
+
+	/* counter 1 overflows; counter 0 lands right after the clear */
+	knc_fake_clear_log(t);
+	t->hook_after = 3;
+	t->after_access = knc_land_late_overflow;
+	knc_test_inject(EV_INST, 100);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);	/* the late edge met a masked LVT */
+	KUNIT_EXPECT_EQ(test, t->pmi_edges, 2);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[1].n, 1);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_OVF_CTRL), 2);
+	KUNIT_EXPECT_EQ(test, t->status_at_unmask, 0);
+	KUNIT_EXPECT_EQ(test, t->status, 0);
+	KUNIT_EXPECT_FALSE(test, t->pmi_line);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	knc_test_sched_out(a);
+	knc_test_sched_out(b);
+	KUNIT_EXPECT_EQ(test, local64_read(&b->count), 300);
+}
+
+/* An NMI with nothing overflowed is not ours, and changes nothing. */
+static void knc_pmi_spurious_nmi_is_not_ours(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	u64 counter, ctrl;
+	unsigned long flags;
+	int ret;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_inject(EV_INST, 10);
+	counter = t->counter[e->hw.idx];
+	ctrl = t->global_ctrl;
+	knc_fake_clear_log(t);
+
+	local_irq_save(flags);
+	ret = knc_pmi_handle(NMI_LOCAL, &t->regs);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, ret, NMI_DONE);
+	KUNIT_EXPECT_EQ(test, t->counter[e->hw.idx], counter);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, ctrl);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_OVF_CTRL), 0);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 0);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 0);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 10);
+}
+
+/*
+ * With no knc event on the CPU the PMU may be another driver's: not one
+ * access.  add() then unmasks LVTPC, in case that NMI was a late PMI.
+ */
+static void knc_pmi_without_events_touches_nothing(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+	int ret;
+
+	t->lvtpc |= APIC_LVT_MASKED;
+	knc_fake_clear_log(t);
+	local_irq_save(flags);
+	ret = knc_pmi_handle(NMI_LOCAL, &t->regs);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, ret, NMI_DONE);
+	KUNIT_EXPECT_EQ(test, t->naccess, 0);
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	knc_test_inject(EV_INST, 1000);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	knc_test_sched_out(e);
+}
+
+/* A status bit that will not clear: bounded retries, then stop. */
+static void knc_pmi_stuck_status_is_bounded(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 100, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	t->stuck_status = BIT(e->hw.idx);
+	knc_fake_clear_log(t);
+	knc_test_inject(EV_INST, 100);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	KUNIT_EXPECT_EQ(test, knc_kunit_warnings, 1);
+	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	/* the central rule holds: no unmask while the status is set */
+	KUNIT_EXPECT_TRUE(test, t->lvtpc & APIC_LVT_MASKED);
+	KUNIT_EXPECT_LE(test, knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_STATUS), 9);
+	t->stuck_status = 0;
+	knc_test_sched_out(e);
+}
+
+/* Inside pmu_disable() the handler must not restart the counters. */
+static void knc_pmi_while_perf_disabled(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 100, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+	unsigned int ctrl_writes;
+	u64 ctrl_in_bracket;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	knc_fake_clear_log(t);
+	knc_fake_wrap(t, e->hw.idx);		/* an overflow already latched */
+	ctrl_writes = knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL);
+	ctrl_in_bracket = t->global_ctrl;
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, ctrl_writes, 0);
+	KUNIT_EXPECT_EQ(test, ctrl_in_bracket, 0);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(e->hw.idx));
+	knc_test_sched_out(e);
+}
+
+static struct kunit_case knc_pmi_cases[] = {
+	KUNIT_CASE(knc_pmi_follows_spec_sequence),
+	KUNIT_CASE(knc_pmi_both_counters_at_once),
+	KUNIT_CASE(knc_pmi_loop_catches_late_overflow),
+	KUNIT_CASE(knc_pmi_spurious_nmi_is_not_ours),
+	KUNIT_CASE(knc_pmi_without_events_touches_nothing),
+	KUNIT_CASE(knc_pmi_stuck_status_is_bounded),
+	KUNIT_CASE(knc_pmi_while_perf_disabled),
+	{}
+};
+
+struct kunit_suite knc_pmi_suite = {
+	.name = "knc_pmi",
+	.init = knc_pmi_test_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_pmi_cases,
+};
+
+/* ---- sampling -------------------------------------------------------- */
+
+/* Counting events take a PMI per wrap and stay exact across many. */
+static void knc_counting_event_folds_wraps(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_CYCLES);
+	struct knc_fake_thread *t = knc_test_fake();
+	u64 total = 0;
+	int i;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	for (i = 0; i < 6; i++) {
+		/* more than 2^40 between reads: only the PMI can keep up */
+		knc_test_inject(EV_CYCLES, KNC_MAX_PERIOD);
+		knc_test_inject(EV_CYCLES, KNC_MAX_PERIOD + 7);
+		total += 2 * KNC_MAX_PERIOD + 7;
+	}
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, t->pmis, 12);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), total);
+}
+
+struct knc_period_case {
+	const char *desc;
+	u64 period;
+};
+
+static const struct knc_period_case knc_period_cases[] = {
+	{ "1", 1 },
+	{ "2", 2 },
+	{ "2^39-1", KNC_MAX_PERIOD },
+	{ "2^39-clamped", KNC_MAX_PERIOD + 1 },
+	{ "2^40+5-clamped", BIT_ULL(40) + 5 },
+};
+
+static void knc_period_case_desc(const struct knc_period_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", c->desc);
+}
+
+KUNIT_ARRAY_PARAM(knc_period, knc_period_cases, knc_period_case_desc);
+
+/*
+ * The counter is loaded with -period, exactly; a period above what 40
+ * bits can hold takes several overflows but still samples once per period.
+ */
+static void knc_period_programs_exactly(struct kunit *test)
+{
+	const struct knc_period_case *c = test->param_value;
+	struct perf_event *e = knc_sampling_event(test, EV_INST, c->period, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	u64 first = min_t(u64, c->period, KNC_MAX_PERIOD);
+	u64 left = c->period;
+	int idx;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	idx = e->hw.idx;
+	KUNIT_EXPECT_EQ(test, t->counter[idx], BIT_ULL(40) - first);
+
+	/* run the period out, one counter load at a time */
+	while (left) {
+		u64 step = min_t(u64, left, KNC_MAX_PERIOD);
+
+		if (step > 1)
+			knc_test_inject(EV_INST, step - 1);
+		KUNIT_EXPECT_EQ(test, knc_samples[0].n, 0);
+		knc_test_inject(EV_INST, 1);
+		left -= step;
+	}
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].period_sum, c->period);
+	KUNIT_EXPECT_EQ(test, t->counter[idx], BIT_ULL(40) - first);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), c->period);
+}
+
+/* Keep the throttle out of tests that take thousands of PMIs at once. */
+static unsigned int knc_unthrottled(void)
+{
+	unsigned int old = knc_max_samples_per_tick;
+
+	knc_max_samples_per_tick = UINT_MAX;
+	return old;
+}
+
+/*
+ * More than max_samples_per_tick PMIs in one tick stop the event, marked
+ * as the core marks it; the next tick restarts it.
+ */
+static void knc_throttle_engages_and_lifts(struct kunit *test)
+{
+	unsigned int old = knc_max_samples_per_tick;
+	struct perf_event *e = NULL;
+	unsigned long start;
+	int tries, i;
+
+	knc_max_samples_per_tick = 3;
+	/* the four PMIs must share a tick; retry if one boundary splits them */
+	for (tries = 0; tries < 5; tries++) {
+		memset(knc_samples, 0, sizeof(knc_samples));
+		e = knc_sampling_event(test, EV_INST, 10, 0);
+		KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+		start = jiffies;
+		for (i = 0; i < 6; i++)
+			knc_test_inject(EV_INST, 10);
+		if (!time_after(jiffies, start))
+			break;
+		knc_test_sched_out(e);
+		msleep(20);
+	}
+	KUNIT_ASSERT_LT(test, tries, 5);
+
+	/* the 4th PMI is delivered and throttles; the rest are not counted */
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
+	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
+	KUNIT_EXPECT_EQ(test, e->hw.interrupts, KNC_THROTTLED);
+	KUNIT_EXPECT_EQ(test, knc_test_fake()->global_ctrl, 0);
+
+	msleep(3 * jiffies_to_msecs(1) + 10);
+	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
+	KUNIT_EXPECT_EQ(test, e->hw.interrupts, 0);
+	knc_test_inject(EV_INST, 10);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 5);
+	knc_test_sched_out(e);
+	kunit_info(test, "throttled at PMI %u of a tick, restarted at the next\n",
+		   knc_max_samples_per_tick + 1);
+	knc_max_samples_per_tick = old;
+}
+
+/*
+ * perf record -F 1000 on a thread doing 10^9 events per second: from
+ * period 1 the period must settle near 10^6 within a few ticks.  Time is
+ * the fake's clock, advanced by one nanosecond per event.
+ */
+static void knc_freq_mode_converges(struct kunit *test)
+{
+	unsigned int old = knc_unthrottled();
+	struct knc_fake_thread *t = knc_test_fake();
+	struct perf_event *e;
+	u64 want = 1000000, settle_ns = 0, pmis_last_second = 0;
+	int idx, i;
+
+	e = knc_sampling_event(test, EV_INST, 1, 0);
+	e->attr.freq = 1;
+	e->attr.sample_freq = 1000;
+	t->clock_ns = NSEC_PER_SEC;
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	idx = e->hw.idx;
+
+	for (i = 0; i < 5000 && t->clock_ns < 3 * NSEC_PER_SEC; i++) {
+		u64 n = BIT_ULL(40) - t->counter[idx];
+
+		t->clock_ns += n;
+		knc_test_inject(EV_INST, n);
+		if (!settle_ns && e->hw.sample_period * 10 >= want * 9 &&
+		    e->hw.sample_period * 10 <= want * 11)
+			settle_ns = t->clock_ns - NSEC_PER_SEC;
+		if (t->clock_ns >= 2 * NSEC_PER_SEC)
+			pmis_last_second++;
+	}
+	knc_test_sched_out(e);
+	knc_max_samples_per_tick = old;
+
+	kunit_info(test, "period %llu after %d PMIs; within 10%% after %llu ms; %llu PMIs in the last second\n",
+		   e->hw.sample_period, i, settle_ns / NSEC_PER_MSEC,
+		   pmis_last_second);
+	KUNIT_EXPECT_GT(test, settle_ns, 0);
+	KUNIT_EXPECT_LT(test, settle_ns, 10 * TICK_NSEC);
+	KUNIT_EXPECT_GE(test, e->hw.sample_period * 100, want * 95);
+	KUNIT_EXPECT_LE(test, e->hw.sample_period * 100, want * 105);
+	KUNIT_EXPECT_GE(test, pmis_last_second, 950);
+	KUNIT_EXPECT_LE(test, pmis_last_second, 1050);
+}
+
+/*
+ * A long random run with a fixed seed: two sampling events, random
+ * periods and bursts.  Every overflow the fake raised is one sample, and
+ * the counts are exact.
+ */
+static void knc_random_run_samples_every_overflow(struct kunit *test)
+{
+	unsigned int old = knc_unthrottled();
+	struct knc_fake_thread *t = knc_test_fake();
+	struct perf_event *ev[2];
+	u64 injected[2] = { 0, 0 }, expect[2] = { 0, 0 }, period[2];
+	struct rnd_state rnd;
+	int i, k;
+
+	prandom_seed_state(&rnd, 20121107);
+	period[0] = 1 + prandom_u32_state(&rnd) % 5000;
+	period[1] = 1 + prandom_u32_state(&rnd) % 5000;
+	ev[0] = knc_sampling_event(test, EV_INST, period[0], 0);
+	ev[1] = knc_sampling_event(test, EV_CYCLES, period[1], 1);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(ev[0]), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(ev[1]), 0);
+
+	for (i = 0; i < 20000; i++) {
+		/* a burst never skips a whole period, as real events never do */
+		u64 burst;
+
+		k = prandom_u32_state(&rnd) & 1;
+		burst = 1 + prandom_u32_state(&rnd) % period[k];
+		injected[k] += burst;
+		knc_test_inject(k ? EV_CYCLES : EV_INST, burst);
+	}
+	knc_test_sched_out(ev[0]);
+	knc_test_sched_out(ev[1]);
+	knc_max_samples_per_tick = old;
+
+	for (k = 0; k < 2; k++) {
+		expect[k] = div64_u64(injected[k], period[k]);
+		KUNIT_EXPECT_EQ(test, local64_read(&ev[k]->count), injected[k]);
+		KUNIT_EXPECT_EQ(test, knc_samples[k].n, expect[k]);
+		KUNIT_EXPECT_EQ(test, knc_samples[k].period_sum,
+				expect[k] * period[k]);
+	}
+	KUNIT_EXPECT_EQ(test, t->pmis, t->pmi_edges);
+	kunit_info(test, "periods %llu/%llu: %u + %u samples, %u PMIs\n",
+		   period[0], period[1], knc_samples[0].n, knc_samples[1].n,
+		   t->pmis);
+}
+
+/* ---- sampling through the real perf core ----------------------------- */
+
+static void knc_core_release(void *event)
+{
+	perf_event_release_kernel(event);
+}
+
+static struct perf_event *knc_core_sampling(struct kunit *test, u64 period,
+					    bool disabled)
+{
+	struct perf_event_attr attr = {
+		.type = knc_pmu.type,
+		.size = sizeof(attr),
+		.config = EV_INST,
+		.sample_period = period,
+		.disabled = disabled,
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, KNC_TEST_CPU, NULL,
+						 knc_test_overflow,
+						 &knc_samples[0]);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(event), "err %ld", PTR_ERR(event));
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_core_release, event), 0);
+	return event;
+}
+
+static void knc_core_samples_on_overflow(struct kunit *test)
+{
+	struct perf_event *e = knc_core_sampling(test, 10000, false);
+
+	knc_test_inject(EV_INST, 9999);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 0);
+	knc_test_inject(EV_INST, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	knc_test_inject(EV_INST, 10000);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 2);
+	KUNIT_EXPECT_TRUE(test, knc_samples[0].regs_ok);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].last_ip, KNC_TEST_IP);
+	KUNIT_EXPECT_EQ(test, perf_event_read_value(e, &(u64){0}, &(u64){0}), 20000);
+}
+
+/*
+ * PERF_EVENT_IOC_REFRESH: the event disables itself after N samples, and
+ * a refresh brings it back.
+ */
+static void knc_core_refresh_limits_samples(struct kunit *test)
+{
+	struct perf_event *e = knc_core_sampling(test, 100, true);
+	int i;
+
+	KUNIT_ASSERT_EQ(test, perf_event_refresh(e, 2), 0);
+	for (i = 0; i < 4; i++) {
+		knc_test_inject(EV_INST, 100);
+		usleep_range(1000, 2000);	/* let the deferred disable run */
+	}
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 2);
+	KUNIT_EXPECT_EQ(test, e->pending_kill, POLL_HUP);
+
+	KUNIT_ASSERT_EQ(test, perf_event_refresh(e, 1), 0);
+	for (i = 0; i < 3; i++) {
+		knc_test_inject(EV_INST, 100);
+		usleep_range(1000, 2000);
+	}
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 3);
+}
+
+static struct kunit_case knc_sampling_cases[] = {
+	KUNIT_CASE(knc_counting_event_folds_wraps),
+	KUNIT_CASE_PARAM(knc_period_programs_exactly, knc_period_gen_params),
+	KUNIT_CASE(knc_throttle_engages_and_lifts),
+	KUNIT_CASE(knc_freq_mode_converges),
+	KUNIT_CASE(knc_random_run_samples_every_overflow),
+	KUNIT_CASE(knc_core_samples_on_overflow),
+	KUNIT_CASE(knc_core_refresh_limits_samples),
+	{}
+};
+
+struct kunit_suite knc_sampling_suite = {
+	.name = "knc_sampling",
+	.init = knc_pmi_test_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_sampling_cases,
+};
