@@ -116,7 +116,7 @@ int knc_counters_get(void)
 	mutex_lock(&knc_counters_lock);
 	if (!knc_counters_users) {
 		if (!knc_reserve_hw()) {
-			pr_warn_ratelimited("counters are held by another driver, likely the perf NMI watchdog; boot with nmi_watchdog=0 or write 0 to /proc/sys/kernel/nmi_watchdog\n");
+			pr_warn_ratelimited("counters are held by another driver: the perf NMI watchdog (boot with nmi_watchdog=0 or write 0 to /proc/sys/kernel/nmi_watchdog) or events of the cpu PMU\n");
 			err = -EBUSY;
 			goto out;
 		}
