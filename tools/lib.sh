@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 #
 # Shared helpers for the knc-pmu tools.  Source it, do not run it:
 #
