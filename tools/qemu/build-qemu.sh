@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Build a QEMU with the Knights Corner PMU model (tools/qemu/patches/):
+# Debian's qemu 7.2 source, our patch series on top, a minimal TCG-only
+# x86_64-softmmu configuration, only qemu-system-x86_64, installed as
+#
+#	$KNC_CACHE/qemu/bin/qemu-system-x86_64
+#
+#	tools/qemu/build-qemu.sh [-f] [-n]
+#
+#	-f	rebuild even if up to date
+#	-n	prepare only: fetch, patch and configure, do not compile
+#
+# Steps, each skipped when already done:
+#   1. enable deb-src (own file in /etc/apt/sources.list.d/)
+#   2. apt-get source qemu into $KNC_CACHE/qemu-src (dpkg-source -x, so
+#      Debian's patches are applied) and make it a scratch git repo whose
+#      first commit is the pristine Debian tree
+#   3. install the few build dependencies a minimal build needs
+#   4. reset the tree to the pristine commit and apply our patches (git
+#      only rewrites files that differ, so ninja rebuilds only those)
+#   5. configure (once per configure-flag set), ninja qemu-system-x86_64
+#   6. install; stamp = hash of patches + this script + source version
+set -euo pipefail
+
+KNC_LOG_TAG=qemu
+. "$(dirname "$0")/../lib.sh"
+
+force=0
+prepare_only=0
+for a in "$@"; do
+	case "$a" in
+	-f) force=1 ;;
+	-n) prepare_only=1 ;;
+	*) knc_die "usage: $0 [-f] [-n]" ;;
+	esac
+done
+
+QSRC_TOP=$KNC_CACHE/qemu-src
+QPREFIX=$KNC_CACHE/qemu
+QBIN=$QPREFIX/bin/qemu-system-x86_64
+PATCHDIR=$KNC_TOOLS/qemu/patches
+SELF=$KNC_TOOLS/qemu/build-qemu.sh
+LOGDIR=$KNC_CACHE/logs
+mkdir -p "$KNC_CACHE" "$LOGDIR"
+
+# Debian's python3 and meson, whatever else PATH has (pyenv, venvs).
+export PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH
+
+# One QEMU build at a time.
+exec 8>"$KNC_CACHE/.qemu-build.lock"
+if ! flock -n 8; then
+	knc_log "waiting for another QEMU build to finish"
+	flock 8
+fi
+
+as_root()
+{
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Configure flags: TCG only, one target, every optional feature off.
+CONFIGURE_FLAGS=(
+	--target-list=x86_64-softmmu
+	--without-default-features
+	--without-default-devices
+	--with-devices-x86_64=knc-pmu
+	--enable-tcg
+	--disable-docs
+	--disable-tools
+	--disable-guest-agent
+	--disable-user
+	--disable-install-blobs
+	--disable-werror
+	--disable-debug-info
+	--disable-qom-cast-debug
+	--disable-coroutine-pool
+	--audio-drv-list=
+)
+
+# --- 1. deb-src --------------------------------------------------------
+DEBSRC=/etc/apt/sources.list.d/knc-pmu-deb-src.sources
+debsrc_enabled()
+{
+	grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list \
+		/etc/apt/sources.list.d/ 2>/dev/null
+}
+
+ensure_debsrc()
+{
+	debsrc_enabled && return 0
+	knc_log "enabling deb-src in $DEBSRC"
+	as_root tee "$DEBSRC" >/dev/null <<-'SRC'
+	# SPDX-License-Identifier: GPL-2.0-only
+	# Added by knc-pmu tools/qemu/build-qemu.sh: Debian source packages.
+	Types: deb-src
+	URIs: http://deb.debian.org/debian
+	Suites: bookworm bookworm-updates
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+	Types: deb-src
+	URIs: http://deb.debian.org/debian-security
+	Suites: bookworm-security
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	SRC
+	as_root apt-get update -qq
+}
+
+# --- 3. build deps -----------------------------------------------------
+BUILD_DEPS=(dpkg-dev git ninja-build meson pkg-config python3 libglib2.0-dev
+	libpixman-1-dev zlib1g-dev libfdt-dev gcc make flex bison)
+ensure_build_deps()
+{
+	local missing=() p
+
+	for p in "${BUILD_DEPS[@]}"; do
+		[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = \
+			"install ok installed" ] || missing+=("$p")
+	done
+	[ ${#missing[@]} = 0 ] && return 0
+	knc_log "installing build deps: ${missing[*]}"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# --- 2. source ---------------------------------------------------------
+# The tree is $QSRC_TOP/qemu-<version>; $QSRC_TOP/.version names it.
+src_version()
+{
+	cat "$QSRC_TOP/.version" 2>/dev/null || true
+}
+
+ensure_source()
+{
+	local ver dir tmp dsc
+
+	ver=$(src_version)
+	if [ -n "$ver" ] && [ -d "$QSRC_TOP/tree/.git" ] &&
+	   git -C "$QSRC_TOP/tree" rev-parse -q --verify refs/tags/debian >/dev/null; then
+		return 0
+	fi
+	ensure_debsrc
+	command -v dpkg-source >/dev/null || ensure_build_deps
+	knc_log "fetching Debian's qemu source (apt-get source --download-only)"
+	rm -rf "$QSRC_TOP"
+	tmp=$KNC_CACHE/.qemu-src.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	(cd "$tmp" && apt-get source --download-only -qq qemu >/dev/null)
+	dsc=$(ls "$tmp"/qemu_*.dsc | head -n1)
+	[ -f "$dsc" ] || knc_die "apt-get source qemu fetched no .dsc"
+	ver=$(sed -n 's/^Version: //p' "$dsc")
+	knc_log "unpacking qemu $ver (dpkg-source -x, Debian patches applied)"
+	(cd "$tmp" && dpkg-source -q -x "$dsc" tree >/dev/null)
+	git -C "$tmp/tree" init -q
+	git -C "$tmp/tree" -c user.name=knc -c user.email=knc@localhost \
+		add -A >/dev/null
+	git -C "$tmp/tree" -c user.name=knc -c user.email=knc@localhost \
+		commit -q -m "Debian qemu $ver"
+	git -C "$tmp/tree" tag debian
+	mkdir -p "$QSRC_TOP"
+	mv "$tmp/tree" "$QSRC_TOP/tree"
+	mv "$tmp"/qemu_* "$QSRC_TOP/"
+	rmdir "$tmp"
+	echo "$ver" >"$QSRC_TOP/.version"
+}
+
+build_key()
+{
+	{
+		cat "$SELF" "$KNC_TOOLS/qemu/devices-x86_64.mak"
+		cat "$PATCHDIR"/*.patch 2>/dev/null || true
+		echo "src=$(src_version)"
+		gcc --version | head -n1
+	} | sha256sum | cut -c1-16
+}
+
+# --- 4. patches --------------------------------------------------------
+apply_patches()
+{
+	local t=$QSRC_TOP/tree p
+
+	knc_log "resetting the tree to Debian's and applying $(ls "$PATCHDIR"/*.patch 2>/dev/null | wc -l) patches"
+	git -C "$t" checkout -q -f debian
+	git -C "$t" clean -q -fdx -e build/
+	for p in "$PATCHDIR"/*.patch; do
+		[ -f "$p" ] || continue
+		git -C "$t" apply --whitespace=nowarn "$p" ||
+			knc_die "patch $(basename "$p") does not apply"
+	done
+}
+
+# --- 5. configure + build ----------------------------------------------
+build()
+{
+	local t=$QSRC_TOP/tree b cfgkey start n log=$LOGDIR/qemu-build.log
+
+	b=$t/build
+	# --with-devices-x86_64=NAME reads configs/devices/x86_64-softmmu/NAME.mak
+	cp "$KNC_TOOLS/qemu/devices-x86_64.mak" \
+		"$t/configs/devices/x86_64-softmmu/knc-pmu.mak"
+	cfgkey=$({ printf '%s\n' "${CONFIGURE_FLAGS[@]}"
+		cat "$KNC_TOOLS/qemu/devices-x86_64.mak"; } | sha256sum | cut -c1-16)
+	if [ ! -f "$b/.knc-configured" ] || [ "$(cat "$b/.knc-configured")" != "$cfgkey" ]; then
+		knc_log "configuring (log: $LOGDIR/qemu-configure.log)"
+		rm -rf "$b"
+		mkdir -p "$b"
+		(cd "$b" && ../configure --prefix="$QPREFIX" \
+			--meson=/usr/bin/meson \
+			"${CONFIGURE_FLAGS[@]}") \
+			>"$LOGDIR/qemu-configure.log" 2>&1 || {
+			tail -n 30 "$LOGDIR/qemu-configure.log" >&2
+			knc_die "configure failed"
+		}
+		echo "$cfgkey" >"$b/.knc-configured"
+	fi
+	[ "$prepare_only" = 0 ] || { knc_log "configured in $b (-n: not building)"; exit 0; }
+	knc_log "building qemu-system-x86_64 (log: $log)"
+	start=$(date +%s)
+	ninja -C "$b" -j"$KNC_JOBS" qemu-system-x86_64 >"$log" 2>&1 &
+	local pid=$! last=$start rc=0
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 2
+		if [ $(($(date +%s) - last)) -ge "${KNC_PROGRESS:-30}" ]; then
+			last=$(date +%s)
+			n=$(grep -oE '^\[[0-9]+/[0-9]+\]' "$log" | tail -n1 || true)
+			knc_log "${n:-[starting]} $(knc_elapsed "$start")"
+		fi
+	done
+	wait "$pid" || rc=$?
+	if [ "$rc" != 0 ]; then
+		grep -E 'error|Error' "$log" | head -n 20 >&2 || true
+		tail -n 20 "$log" >&2
+		knc_die "build failed after $(knc_elapsed "$start")"
+	fi
+	knc_log "built in $(knc_elapsed "$start")"
+	mkdir -p "$QPREFIX/bin"
+	install -m 0755 "$b/qemu-system-x86_64" "$QBIN.tmp"
+	mv "$QBIN.tmp" "$QBIN"
+}
+
+total=$(date +%s)
+ensure_build_deps
+ensure_source
+key=$(build_key)
+if [ "$force" = 0 ] && [ -x "$QBIN" ] &&
+   [ "$(cat "$QPREFIX/.knc-stamp" 2>/dev/null)" = "$key" ]; then
+	knc_log "up to date: $QBIN (key $key)"
+	exit 0
+fi
+rm -f "$QPREFIX/.knc-stamp"
+apply_patches
+build
+echo "$key" >"$QPREFIX/.knc-stamp"
+knc_log "installed $QBIN (key $key) in $(knc_elapsed "$total")"

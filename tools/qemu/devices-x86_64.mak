@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Device set of the knc-pmu QEMU build (--without-default-devices): only
+# the i440FX "pc" machine the tests boot (-machine pc -vga none -nic none);
+# Kconfig selects what it depends on (APIC, IOAPIC, serial, PIT, RTC...).
+CONFIG_I440FX=y
