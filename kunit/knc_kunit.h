@@ -39,6 +39,7 @@ void knc_test_exit(struct kunit *test);
 struct knc_fake_thread *knc_test_fake(void);
 struct perf_event *knc_test_event(struct kunit *test, u32 type, u64 config);
 void knc_test_destroy(void *event);
+void knc_test_release_counter(void *event);
 int knc_test_event_init(struct kunit *test, struct perf_event *event);
 struct perf_event *knc_test_counting_event(struct kunit *test, u64 config);
 void knc_test_inject(u64 config, u64 n);

@@ -112,6 +112,12 @@ struct perf_event *knc_test_counting_event(struct kunit *test, u64 config)
 	return event;
 }
 
+/* A kunit action that closes a perf_event_create_kernel_counter() event. */
+void knc_test_release_counter(void *event)
+{
+	perf_event_release_kernel(event);
+}
+
 /* Count @n events on the test CPU's fake thread, as the PMU would see. */
 void knc_test_inject(u64 config, u64 n)
 {

@@ -540,11 +540,6 @@ static void knc_random_run_samples_every_overflow(struct kunit *test)
 
 /* ---- sampling through the real perf core ----------------------------- */
 
-static void knc_core_release(void *event)
-{
-	perf_event_release_kernel(event);
-}
-
 static struct perf_event *knc_core_sampling(struct kunit *test, u64 period,
 					    bool disabled)
 {
@@ -561,7 +556,7 @@ static struct perf_event *knc_core_sampling(struct kunit *test, u64 period,
 						 knc_test_overflow,
 						 &knc_samples[0]);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(event), "err %ld", PTR_ERR(event));
-	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_core_release, event), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_test_release_counter, event), 0);
 	return event;
 }
 

@@ -1012,11 +1012,6 @@ struct kunit_suite knc_identity_suite = {
 
 /* ---- through the real perf core ------------------------------------- */
 
-static void knc_core_release(void *event)
-{
-	perf_event_release_kernel(event);
-}
-
 static struct perf_event *knc_core_counter(struct kunit *test, u64 config)
 {
 	struct perf_event_attr attr = {
@@ -1029,7 +1024,7 @@ static struct perf_event *knc_core_counter(struct kunit *test, u64 config)
 	event = perf_event_create_kernel_counter(&attr, KNC_TEST_CPU, NULL,
 						 NULL, NULL);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(event), "err %ld", PTR_ERR(event));
-	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_core_release, event), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_test_release_counter, event), 0);
 	return event;
 }
 
