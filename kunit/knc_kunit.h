@@ -47,6 +47,7 @@ int knc_test_sched_in(struct perf_event *event);
 void knc_test_sched_out(struct perf_event *event);
 void knc_test_read(struct perf_event *event);
 
+extern struct kunit_suite knc_fake_suite;
 extern struct kunit_suite knc_events_suite;
 extern struct kunit_suite knc_identity_suite;
 extern struct kunit_suite knc_event_init_suite;

@@ -162,7 +162,7 @@ void knc_test_read(struct perf_event *event)
 	local_irq_restore(flags);
 }
 
-kunit_test_suites(&knc_events_suite, &knc_identity_suite,
+kunit_test_suites(&knc_fake_suite, &knc_events_suite, &knc_identity_suite,
 		  &knc_event_init_suite, &knc_sched_suite, &knc_counting_suite,
 		  &knc_owner_suite, &knc_pmi_suite, &knc_sampling_suite,
 		  &knc_core_suite);
