@@ -14,6 +14,7 @@
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/smp.h>
+#include <linux/string.h>
 #include <asm/cpufeature.h>
 #include <asm/nmi.h>
 #include <asm/processor.h>
@@ -72,9 +73,23 @@ static void knc_give_back_local(void *unused)
 	knc_hw_lvtpc_write(this_cpu_ptr(&knc_cpu_state)->saved_lvtpc);
 }
 
+/*
+ * The reservation API maps MSRs to bits by vendor and knows the KNC MSRs
+ * only when the kernel identified an Intel CPU.  A kernel without Intel
+ * support builds no other driver for them (upstream knc.c is part of the
+ * Intel support), so there is nobody to arbitrate with.
+ */
+static bool knc_arbitrated(void)
+{
+	return boot_cpu_data.x86_vendor == X86_VENDOR_INTEL;
+}
+
 static bool knc_reserve_hw(void)
 {
 	int idx;
+
+	if (!knc_arbitrated())
+		return true;
 
 	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
 		if (!reserve_perfctr_nmi(KNC_MSR_PERFCNT(idx)))
@@ -97,6 +112,9 @@ fail:
 static void knc_release_hw(void)
 {
 	int idx;
+
+	if (!knc_arbitrated())
+		return;
 
 	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
 		release_evntsel_nmi(KNC_MSR_EVTSEL(idx));
@@ -512,10 +530,18 @@ int knc_cpu_offline(unsigned int cpu)
 	return 0;
 }
 
+/*
+ * Match the CPUID vendor string rather than x86_vendor: a kernel built
+ * without Intel support (CONFIG_CPU_SUP_INTEL=n, which keeps the x86 core
+ * driver off these counters) leaves x86_vendor unknown, but still fills
+ * in the string, the family and the model.
+ */
 bool knc_cpu_matches(const struct cpuinfo_x86 *c)
 {
-	return c->x86_vendor == X86_VENDOR_INTEL && c->x86 == 11 &&
-	       c->x86_model == 1 && !cpu_has(c, X86_FEATURE_ARCH_PERFMON);
+	return !strncmp(c->x86_vendor_id, "GenuineIntel",
+			sizeof(c->x86_vendor_id)) &&
+	       c->x86 == 11 && c->x86_model == 1 &&
+	       !cpu_has(c, X86_FEATURE_ARCH_PERFMON);
 }
 
 /*

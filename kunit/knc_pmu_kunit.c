@@ -961,20 +961,25 @@ struct kunit_suite knc_owner_suite = {
 
 struct knc_cpuid_case {
 	const char *desc;
+	const char *vendor_id;
 	u8 vendor, family, model;
 	bool arch_perfmon;
 	bool match;
 };
 
 static const struct knc_cpuid_case knc_cpuid_cases[] = {
-	{ "knc", X86_VENDOR_INTEL, 11, 1, false, true },
-	{ "knc-with-arch-perfmon", X86_VENDOR_INTEL, 11, 1, true, false },
-	{ "intel-family-11-model-0", X86_VENDOR_INTEL, 11, 0, false, false },
-	{ "intel-family-11-model-2", X86_VENDOR_INTEL, 11, 2, false, false },
-	{ "intel-p6", X86_VENDOR_INTEL, 6, 1, false, false },
-	{ "intel-core", X86_VENDOR_INTEL, 6, 0x55, true, false },
-	{ "amd-family-11", X86_VENDOR_AMD, 11, 1, false, false },
-	{ "unknown-vendor", X86_VENDOR_UNKNOWN, 11, 1, false, false },
+	{ "knc", "GenuineIntel", X86_VENDOR_INTEL, 11, 1, false, true },
+	/* a kernel without CONFIG_CPU_SUP_INTEL cannot name the vendor */
+	{ "knc-on-kernel-without-intel-support", "GenuineIntel", X86_VENDOR_UNKNOWN,
+	  11, 1, false, true },
+	{ "knc-with-arch-perfmon", "GenuineIntel", X86_VENDOR_INTEL, 11, 1, true, false },
+	{ "intel-family-11-model-0", "GenuineIntel", X86_VENDOR_INTEL, 11, 0, false, false },
+	{ "intel-family-11-model-2", "GenuineIntel", X86_VENDOR_INTEL, 11, 2, false, false },
+	{ "intel-p6", "GenuineIntel", X86_VENDOR_INTEL, 6, 1, false, false },
+	{ "intel-core", "GenuineIntel", X86_VENDOR_INTEL, 6, 0x55, true, false },
+	{ "amd-family-11", "AuthenticAMD", X86_VENDOR_AMD, 11, 1, false, false },
+	{ "unknown-vendor", "GenuineIotel", X86_VENDOR_UNKNOWN, 11, 1, false, false },
+	{ "empty-vendor-string", "", X86_VENDOR_INTEL, 11, 1, false, false },
 };
 
 static void knc_cpuid_case_desc(const struct knc_cpuid_case *c, char *desc)
@@ -991,6 +996,7 @@ static void knc_identity_matches_only_knc(struct kunit *test)
 
 	info = kunit_kzalloc(test, sizeof(*info), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, info);
+	strscpy(info->x86_vendor_id, c->vendor_id, sizeof(info->x86_vendor_id));
 	info->x86_vendor = c->vendor;
 	info->x86 = c->family;
 	info->x86_model = c->model;
