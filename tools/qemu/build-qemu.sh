@@ -18,8 +18,8 @@
 #      Debian's patches are applied) and make it a scratch git repo whose
 #      first commit is the pristine Debian tree
 #   3. install the few build dependencies a minimal build needs
-#   4. reset the tree to the pristine commit and apply our patches (git
-#      only rewrites files that differ, so ninja rebuilds only those)
+#   4. apply our patches with git am on branch knc-build (files whose
+#      content does not change keep their mtime: ninja rebuilds only those)
 #   5. configure (once per configure-flag set), ninja qemu-system-x86_64
 #   6. install; stamp = hash of patches + this script + source version
 set -euo pipefail
@@ -179,18 +179,60 @@ build_key()
 }
 
 # --- 4. patches --------------------------------------------------------
-apply_patches()
+# The patched tree is branch knc-build = debian + one commit per patch
+# (git am), so tools/qemu/mkpatches.sh can turn it back into patches.
+# Nothing happens when HEAD already has exactly the patched content; files
+# whose content a re-application does not change keep their mtime, so
+# ninja rebuilds only what really changed.
+patched_tree()
 {
-	local t=$QSRC_TOP/tree p
+	local t=$QSRC_TOP/tree idx p
 
-	knc_log "resetting the tree to Debian's and applying $(ls "$PATCHDIR"/*.patch 2>/dev/null | wc -l) patches"
-	git -C "$t" checkout -q -f debian
-	git -C "$t" clean -q -fdx -e build/
+	idx=$(mktemp)
+	rm -f "$idx"
+	GIT_INDEX_FILE=$idx git -C "$t" read-tree debian
 	for p in "$PATCHDIR"/*.patch; do
 		[ -f "$p" ] || continue
-		git -C "$t" apply --whitespace=nowarn "$p" ||
+		GIT_INDEX_FILE=$idx git -C "$t" apply --cached --whitespace=nowarn "$p" ||
 			knc_die "patch $(basename "$p") does not apply"
 	done
+	GIT_INDEX_FILE=$idx git -C "$t" write-tree
+	rm -f "$idx"
+}
+
+apply_patches()
+{
+	local t=$QSRC_TOP/tree want files f stamp n
+
+	want=$(patched_tree)
+	if [ "$(git -C "$t" rev-parse 'HEAD^{tree}')" = "$want" ] &&
+	   [ -z "$(git -C "$t" status --porcelain --untracked-files=no)" ]; then
+		knc_log "tree already has the patches"
+		return 0
+	fi
+	n=$(ls "$PATCHDIR"/*.patch 2>/dev/null | wc -l)
+	knc_log "applying $n patches to Debian's tree"
+	# remember content and mtime of every file the change may touch
+	stamp=$(mktemp)
+	files=$( { git -C "$t" diff --name-only HEAD debian
+		   git -C "$t" diff --name-only debian "$want"
+		   git -C "$t" diff --name-only HEAD; } | sort -u)
+	for f in $files; do
+		[ -f "$t/$f" ] && echo "$(git -C "$t" hash-object "$t/$f") $(stat -c %Y "$t/$f") $f"
+	done >"$stamp"
+	git -C "$t" checkout -q -f -B knc-build debian
+	if [ "$n" -gt 0 ]; then
+		git -C "$t" -c user.name=knc -c user.email=knc@localhost \
+			am -q --whitespace=nowarn "$PATCHDIR"/*.patch ||
+			{ git -C "$t" am --abort; knc_die "git am of the patches failed"; }
+	fi
+	[ "$(git -C "$t" rev-parse 'HEAD^{tree}')" = "$want" ] ||
+		knc_die "patched tree differs from the expected one"
+	while read -r h m f; do
+		[ -f "$t/$f" ] && [ "$(git -C "$t" hash-object "$t/$f")" = "$h" ] &&
+			touch -m -d "@$m" "$t/$f"
+	done <"$stamp"
+	rm -f "$stamp"
 }
 
 # --- 5. configure + build ----------------------------------------------
@@ -200,10 +242,12 @@ build()
 
 	b=$t/build
 	# --with-devices-x86_64=NAME reads configs/devices/x86_64-softmmu/NAME.mak
-	cp "$KNC_TOOLS/qemu/devices-x86_64.mak" \
-		"$t/configs/devices/x86_64-softmmu/knc-pmu.mak"
-	cfgkey=$({ printf '%s\n' "${CONFIGURE_FLAGS[@]}"
-		cat "$KNC_TOOLS/qemu/devices-x86_64.mak"; } | sha256sum | cut -c1-16)
+	# (ninja re-runs meson itself when it changes)
+	cmp -s "$KNC_TOOLS/qemu/devices-x86_64.mak" \
+		"$t/configs/devices/x86_64-softmmu/knc-pmu.mak" ||
+		cp "$KNC_TOOLS/qemu/devices-x86_64.mak" \
+			"$t/configs/devices/x86_64-softmmu/knc-pmu.mak"
+	cfgkey=$(printf '%s\n' "${CONFIGURE_FLAGS[@]}" | sha256sum | cut -c1-16)
 	if [ ! -f "$b/.knc-configured" ] || [ "$(cat "$b/.knc-configured")" != "$cfgkey" ]; then
 		knc_log "configuring (log: $LOGDIR/qemu-configure.log)"
 		rm -rf "$b"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Test the QEMU Knights Corner PMU model (tools/qemu/patches) on its own,
+# without knc-perf: build tools/qemu/tests/ (a test module against the
+# test kernel and a static user program), boot them on
+#
+#	$KNC_CACHE/qemu/bin/qemu-system-x86_64 -icount shift=0
+#	  -cpu qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1,knc-pmu=on
+#
+# through tools/vm.sh and print every "KNC-MODEL: <name>: PASS|FAIL" line,
+# then "N passed, N failed" (exit status 1 if anything failed).
+#
+# Needs: tools/build-test-kernel.sh and tools/qemu/build-qemu.sh done (run
+# them first; this script does not start big builds).
+# Env: KNC_MODEL_SMP=1 boots one vCPU instead of vm.sh's two.
+set -euo pipefail
+
+KNC_LOG_TAG=model
+. "$(dirname "$0")/../lib.sh"
+. "$KNC_TOOLS/qemu/qemu-env.sh"
+
+knc_kernel_ready || knc_die "test kernel not built: run tools/build-test-kernel.sh"
+knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+
+work=$KNC_CACHE/model-tests
+rm -rf "$work"
+mkdir -p "$work/mod"
+cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$work/mod/"
+echo "obj-m := knc_model_test.o" >"$work/mod/Kbuild"
+knc_log "building knc_model_test.ko and knc_model_user"
+make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; knc_die "module build failed"; }
+gcc -static -O2 -Wall -Wextra -Werror -o "$work/knc_model_user" \
+	"$KNC_TOOLS/qemu/tests/knc_model_user.c" >>"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; knc_die "user program build failed"; }
+
+knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/qemu/tests/init" \
+	"$work/mod/knc_model_test.ko:0644" "$work/knc_model_user:0755"
+
+log=$work/console.log
+knc_log "booting (console: $log)"
+rc=0
+knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=4 || rc=$?
+
+grep -a 'KNC-MODEL: ' "$log" | sed 's/\r$//' || true
+pass=$(grep -ac 'KNC-MODEL: .*: PASS' "$log" || true)
+fail=$(grep -ac 'KNC-MODEL: .*: FAIL' "$log" || true)
+if ! grep -aq '^KNC-DONE' "$log"; then
+	echo "KNC-MODEL: vm-completed: FAIL (qemu exit $rc; see $log)"
+	fail=$((fail + 1))
+fi
+if [ "$pass" = 0 ]; then
+	fail=$((fail + 1))
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

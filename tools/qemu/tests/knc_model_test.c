@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * knc_model_test: checks the QEMU Knights Corner PMU model (tools/qemu/)
+ * directly through the MSRs, independent of knc-perf.  Load it on a
+ * -cpu ...,knc-pmu=on guest booted with -icount shift=0; it runs every
+ * test on the CPU it loads on with interrupts off, prints
+ *
+ *	KNC-MODEL: <name>: PASS|FAIL [detail]
+ *
+ * and stays loaded: /proc/knc_model then serves the user-space half
+ * (knc_model_user.c): "prog" programs counter 0 to count user-mode and
+ * counter 1 kernel-mode instructions, "pce1"/"pce0" set/clear CR4.PCE,
+ * "stop" disables both counters (all on the writing CPU).
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/proc_fs.h>
+#include <linux/uaccess.h>
+#include <linux/irqflags.h>
+#include <linux/preempt.h>
+#include <asm/msr.h>
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#include <asm/tlbflush.h>
+
+#define PERFCNT0	0x20
+#define PERFCNT1	0x21
+#define EVTSEL0		0x28
+#define EVTSEL1		0x29
+#define SPFLT		0x2c
+#define STATUS		0x2d
+#define OVF_CTRL	0x2e
+#define GLOBAL_CTRL	0x2f
+
+#define EV_INSTR	0x16
+#define EV_CYCLES	0x2a
+#define SEL_USR		BIT_ULL(16)
+#define SEL_OS		BIT_ULL(17)
+#define SEL_INT		BIT_ULL(20)
+#define SEL_EN		BIT_ULL(22)
+#define CTR_MASK	GENMASK_ULL(39, 0)
+
+/* The model's debug block (tools/qemu/README.md). */
+#define DBG_BASE	0x4b4e4300
+#define DBG_RDMSR	(DBG_BASE + 0)
+#define DBG_WRMSR	(DBG_BASE + 1)
+#define DBG_RDPMC	(DBG_BASE + 2)
+#define DBG_LVTPC	(DBG_BASE + 3)
+#define DBG_PMIS	(DBG_BASE + 4)
+#define DBG_PMIS_MASKED	(DBG_BASE + 5)
+#define DBG_OVERFLOWS	(DBG_BASE + 6)
+#define DBG_MAGIC	(DBG_BASE + 7)
+#define KNC_MAGIC	0x4b4e43504d550001ULL
+
+static int passed, failed;
+
+static void result(const char *name, bool ok, const char *fmt, ...)
+{
+	char buf[160] = "";
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		va_end(ap);
+	}
+	if (ok)
+		passed++;
+	else
+		failed++;
+	pr_info("KNC-MODEL: %s: %s%s%s\n", name, ok ? "PASS" : "FAIL",
+		buf[0] ? " " : "", buf);
+}
+
+static u64 rd(u32 msr)
+{
+	u64 v = 0;
+
+	rdmsrl_safe(msr, &v);
+	return v;
+}
+
+static void wr(u32 msr, u64 v)
+{
+	wrmsrl_safe(msr, v);
+}
+
+static void pmu_reset(void)
+{
+	wr(GLOBAL_CTRL, 0);
+	wr(EVTSEL0, 0);
+	wr(EVTSEL1, 0);
+	wr(SPFLT, 0);
+	wr(PERFCNT0, 0);
+	wr(PERFCNT1, 0);
+	wr(OVF_CTRL, 3);
+}
+
+/*
+ * Enable GLOBAL_CTRL = @global, run @n iterations of a 2-instruction loop,
+ * write GLOBAL_CTRL = 0.  A counter enabled throughout counts exactly
+ * 2n + 4 instructions: mov, n * (dec, jnz), mov, xor, wrmsr.
+ */
+static noinline void run_loop(u64 global, u64 n)
+{
+	asm volatile("mov $0x2f, %%ecx\n\t"
+		     "mov %k[g], %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n\t"
+		     "mov %[n], %%r8\n"
+		     "1:\tdec %%r8\n\t"
+		     "jnz 1b\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : : [g] "r" (global), [n] "r" (n)
+		     : "rax", "rcx", "rdx", "r8", "memory", "cc");
+}
+
+#define LOOP_INSNS(n)	(2 * (n) + 4)
+
+/* ---- NMI handler for the PMI tests ---- */
+static atomic_t pmi_armed;
+static atomic_t pmi_count;
+static unsigned long pmi_ip;
+static u64 pmi_status;
+
+static int knc_model_nmi(unsigned int cmd, struct pt_regs *regs)
+{
+	if (!atomic_read(&pmi_armed))
+		return NMI_DONE;
+	/* stop counting so the handler adds no overflows of its own */
+	wr(GLOBAL_CTRL, 0);
+	pmi_status = rd(STATUS);
+	if (!atomic_read(&pmi_count))
+		pmi_ip = regs->ip;
+	atomic_inc(&pmi_count);
+	return NMI_HANDLED;
+}
+
+/*
+ * Enable counting, then 64 one-byte nops; returns the first nop's address.
+ * A counter K short of overflow wraps on nop K, so its PMI must interrupt
+ * the instruction at start + K.
+ */
+static noinline unsigned long run_nops(void)
+{
+	unsigned long start;
+
+	asm volatile("lea 1f(%%rip), %[s]\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "mov $1, %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n"
+		     "1:\n\t"
+		     ".rept 64\n\tnop\n\t.endr\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : [s] "=&r" (start) : : "rax", "rcx", "rdx", "memory", "cc");
+	return start;
+}
+
+static void test_probe(void)
+{
+	u64 m = 0;
+	int err = rdmsrl_safe(DBG_MAGIC, &m);
+
+	result("debug-magic", !err && m == KNC_MAGIC, "err=%d magic=%#llx", err, m);
+}
+
+static void test_counter_width(void)
+{
+	u64 a, b;
+	int err;
+
+	wr(PERFCNT0, CTR_MASK);
+	a = rd(PERFCNT0);
+	wr(PERFCNT1, 0x123456789aULL);
+	b = rd(PERFCNT1);
+	result("counter-40bit-write", a == CTR_MASK && b == 0x123456789aULL,
+	       "a=%#llx b=%#llx", a, b);
+	err = wrmsrl_safe(PERFCNT0, BIT_ULL(40) | 5);
+	a = rd(PERFCNT0);
+	result("counter-reserved-gp", err && a == CTR_MASK, "err=%d val=%#llx", err, a);
+	pmu_reset();
+}
+
+static void test_reserved(void)
+{
+	static const struct { u32 msr; u64 val; const char *what; } bad[] = {
+		{ EVTSEL0, BIT_ULL(19), "evtsel bit 19" },
+		{ EVTSEL1, BIT_ULL(32), "evtsel bit 32" },
+		{ EVTSEL0, BIT_ULL(63), "evtsel bit 63" },
+		{ GLOBAL_CTRL, BIT_ULL(2), "global_ctrl bit 2" },
+		{ GLOBAL_CTRL, BIT_ULL(32), "global_ctrl bit 32" },
+		{ OVF_CTRL, BIT_ULL(2), "ovf_ctrl bit 2" },
+		{ SPFLT, BIT_ULL(2), "spflt bit 2" },
+		{ SPFLT, BIT_ULL(62), "spflt bit 62" },
+	};
+	u64 good = 0xffb7ffffULL & ~BIT_ULL(19) & ~SEL_EN;
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		if (!wrmsrl_safe(bad[i].msr, bad[i].val)) {
+			ok = false;
+			pr_info("knc_model: no #GP for %s\n", bad[i].what);
+		}
+	}
+	result("reserved-bits-gp", ok, NULL);
+
+	ok = !wrmsrl_safe(EVTSEL0, good) && rd(EVTSEL0) == good &&
+	     !wrmsrl_safe(SPFLT, BIT_ULL(63) | 3) && rd(SPFLT) == (BIT_ULL(63) | 3) &&
+	     !wrmsrl_safe(GLOBAL_CTRL, 3) && rd(GLOBAL_CTRL) == 3;
+	result("valid-bits-roundtrip", ok, "evtsel=%#llx", rd(EVTSEL0));
+	pmu_reset();
+}
+
+static void test_status_ovf(void)
+{
+	u64 v = 0;
+	int err;
+
+	err = wrmsrl_safe(STATUS, 0);
+	result("status-write-gp", err != 0, "err=%d", err);
+	err = rdmsrl_safe(OVF_CTRL, &v);
+	result("ovf-ctrl-read-gp", err != 0, "err=%d", err);
+
+	/* overflow both counters without INT: sticky status, no PMI */
+	wr(PERFCNT0, CTR_MASK - 9);
+	wr(PERFCNT1, CTR_MASK - 9);
+	wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_CYCLES | SEL_OS | SEL_EN);
+	run_loop(3, 100);
+	v = rd(STATUS);
+	result("overflow-sets-status", v == 3 && rd(PERFCNT0) == LOOP_INSNS(100) - 10,
+	       "status=%#llx ctr0=%llu", v, rd(PERFCNT0));
+	run_loop(3, 10);
+	rd(PERFCNT0);
+	result("status-sticky", rd(STATUS) == 3, "status=%#llx", rd(STATUS));
+	wr(OVF_CTRL, 1);
+	v = rd(STATUS);
+	wr(OVF_CTRL, 2);
+	result("ovf-ctrl-clears", v == 2 && rd(STATUS) == 0, "after bit0: %#llx", v);
+	pmu_reset();
+}
+
+static void test_gating(void)
+{
+	u64 a, b, c, d;
+
+	/* EN without the GLOBAL_CTRL bit, and the GLOBAL_CTRL bit without EN */
+	wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_INSTR | SEL_OS);
+	run_loop(2, 1000);
+	a = rd(PERFCNT0);
+	b = rd(PERFCNT1);
+	run_loop(1, 1000);
+	c = rd(PERFCNT0);
+	result("gating-en-and-global", a == 0 && b == 0 && c == LOOP_INSNS(1000),
+	       "en-only=%llu global-only=%llu both=%llu", a, b, c);
+	pmu_reset();
+
+	/* USR-only does not count ring 0 */
+	wr(EVTSEL0, EV_INSTR | SEL_USR | SEL_EN);
+	wr(EVTSEL1, EV_INSTR | SEL_OS | SEL_EN);
+	run_loop(3, 500);
+	a = rd(PERFCNT0);
+	b = rd(PERFCNT1);
+	result("cpl-filter-kernel", a == 0 && b == LOOP_INSNS(500),
+	       "usr=%llu os=%llu", a, b);
+	pmu_reset();
+
+	/* SPFLT: gated counter 0 counts only with USER_PREF */
+	wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_INSTR | SEL_OS | SEL_EN);
+	wr(SPFLT, 1);
+	run_loop(3, 300);
+	a = rd(PERFCNT0);
+	b = rd(PERFCNT1);
+	wr(SPFLT, 1 | BIT_ULL(63));
+	wr(PERFCNT1, 0);
+	run_loop(3, 300);
+	c = rd(PERFCNT0);
+	d = rd(PERFCNT1);
+	result("spflt-gating", a == 0 && b == LOOP_INSNS(300) &&
+	       c == LOOP_INSNS(300) && d == LOOP_INSNS(300),
+	       "pref0: %llu/%llu pref1: %llu/%llu", a, b, c, d);
+	pmu_reset();
+
+	/* an event the model does not implement counts 0 */
+	wr(EVTSEL0, 0x00 | SEL_OS | SEL_EN);		/* DATA_READ */
+	wr(EVTSEL1, 0x2b | SEL_OS | SEL_EN);		/* BRANCHES_MISPREDICTED */
+	run_loop(3, 300);
+	result("other-events-zero", rd(PERFCNT0) == 0 && rd(PERFCNT1) == 0,
+	       "%llu %llu", rd(PERFCNT0), rd(PERFCNT1));
+	pmu_reset();
+}
+
+static void test_exact(void)
+{
+	static const u64 ns[] = { 1, 1000, 100000, 1000000 };
+	bool ok = true;
+	u64 a, b;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_USR | SEL_EN);
+		wr(EVTSEL1, EV_CYCLES | SEL_OS | SEL_USR | SEL_EN);
+		run_loop(3, ns[i]);
+		a = rd(PERFCNT0);
+		b = rd(PERFCNT1);
+		if (a != LOOP_INSNS(ns[i]) || b != a) {
+			ok = false;
+			pr_info("knc_model: loop %llu: instructions %llu cycles %llu, want %llu\n",
+				ns[i], a, b, LOOP_INSNS(ns[i]));
+		}
+		pmu_reset();
+	}
+	result("exact-instructions", ok, NULL);
+}
+
+static void test_rdpmc_kernel(void)
+{
+	u64 v0, v1, r0, r1, d0, d1;
+
+	wr(PERFCNT0, 0xabcdef0123ULL);
+	wr(PERFCNT1, 7);
+	d0 = rd(DBG_RDPMC);
+	r0 = native_read_pmc(0);
+	r1 = native_read_pmc(1);
+	d1 = rd(DBG_RDPMC);
+	v0 = rd(PERFCNT0);
+	v1 = rd(PERFCNT1);
+	result("rdpmc-kernel", r0 == v0 && r1 == v1 && v0 == 0xabcdef0123ULL &&
+	       d1 - d0 == 2, "rdpmc0=%#llx msr=%#llx rdpmc1=%llu dbg=%llu",
+	       r0, v0, r1, d1 - d0);
+	pmu_reset();
+}
+
+static void test_debug_counters(void)
+{
+	u64 r0, w0, r1, w1, l0, l1;
+	u32 lvt = apic->read(APIC_LVTPC);
+
+	r0 = rd(DBG_RDMSR);
+	w0 = rd(DBG_WRMSR);
+	rd(EVTSEL0);
+	rd(PERFCNT1);
+	rdmsrl_safe(OVF_CTRL, &l0);	/* a faulting read counts too */
+	wr(EVTSEL1, 0);
+	r1 = rd(DBG_RDMSR);
+	w1 = rd(DBG_WRMSR);
+	l0 = rd(DBG_LVTPC);
+	apic->write(APIC_LVTPC, lvt);
+	apic->write(APIC_LVTPC, lvt);
+	l1 = rd(DBG_LVTPC);
+	result("debug-counters", r1 - r0 == 3 && w1 - w0 == 1 && l1 - l0 == 2,
+	       "rdmsr +%llu wrmsr +%llu lvtpc +%llu", r1 - r0, w1 - w0, l1 - l0);
+}
+
+static bool lvtpc_masked(void)
+{
+	return apic->read(APIC_LVTPC) & APIC_LVT_MASKED;
+}
+
+static void test_pmi(void)
+{
+	static const int ks[] = { 1, 10, 37 };
+	u32 saved = apic->read(APIC_LVTPC);
+	u64 p0, p1, lost0;
+	unsigned long start;
+	bool ok = true;
+	int i, n;
+
+	/* PMI lands right after the overflowing instruction */
+	for (i = 0; i < ARRAY_SIZE(ks); i++) {
+		atomic_set(&pmi_count, 0);
+		pmi_ip = 0;
+		apic->write(APIC_LVTPC, APIC_DM_NMI);
+		wr(PERFCNT0, BIT_ULL(40) - ks[i]);
+		wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_INT | SEL_EN);
+		p0 = rd(DBG_PMIS);
+		atomic_set(&pmi_armed, 1);
+		start = run_nops();
+		atomic_set(&pmi_armed, 0);
+		p1 = rd(DBG_PMIS);
+		n = atomic_read(&pmi_count);
+		if (n != 1 || p1 - p0 != 1 || !(pmi_status & 1) || !lvtpc_masked() ||
+		    pmi_ip != start + ks[i]) {
+			ok = false;
+			pr_info("knc_model: K=%d: pmis=%d dbg=%llu status=%#llx masked=%d ip=nops%+ld\n",
+				ks[i], n, p1 - p0, pmi_status, lvtpc_masked(),
+				(long)(pmi_ip - start));
+		}
+		pmu_reset();
+	}
+	result("pmi-precise-and-masks", ok, NULL);
+
+	/* edge rule 1: line still high (status not cleared) -> no new PMI */
+	atomic_set(&pmi_count, 0);
+	apic->write(APIC_LVTPC, APIC_DM_NMI);
+	wr(PERFCNT0, BIT_ULL(40) - 5);
+	wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_INT | SEL_EN);
+	atomic_set(&pmi_armed, 1);
+	run_nops();			/* PMI 1, LVTPC masked, status=1 */
+	apic->write(APIC_LVTPC, APIC_DM_NMI);	/* unmask, status still 1 */
+	wr(PERFCNT0, BIT_ULL(40) - 5);
+	run_nops();			/* overflow, line already 1: no PMI */
+	n = atomic_read(&pmi_count);
+	atomic_set(&pmi_armed, 0);
+	result("edge-no-pmi-while-line-high", n == 1 && rd(STATUS) == 1,
+	       "pmis=%d status=%#llx", n, rd(STATUS));
+
+	/* edge rule 2: clear status (line drops), overflow while masked: lost */
+	wr(OVF_CTRL, 3);
+	apic->write(APIC_LVTPC, APIC_DM_NMI | APIC_LVT_MASKED);
+	atomic_set(&pmi_count, 0);
+	lost0 = rd(DBG_PMIS_MASKED);
+	wr(PERFCNT0, BIT_ULL(40) - 5);
+	atomic_set(&pmi_armed, 1);
+	run_nops();			/* rising edge while masked */
+	apic->write(APIC_LVTPC, APIC_DM_NMI);	/* unmasking does not replay it */
+	run_loop(0, 10);
+	n = atomic_read(&pmi_count);
+	result("edge-lost-while-masked", n == 0 && rd(DBG_PMIS_MASKED) - lost0 == 1 &&
+	       rd(STATUS) == 1, "pmis=%d lost=%llu", n, rd(DBG_PMIS_MASKED) - lost0);
+
+	/* edge rule 3: clear status, unmasked, overflow -> PMI again */
+	wr(OVF_CTRL, 1);
+	wr(PERFCNT0, BIT_ULL(40) - 5);
+	run_nops();
+	n = atomic_read(&pmi_count);
+	atomic_set(&pmi_armed, 0);
+	result("edge-pmi-after-clear", n == 1 && lvtpc_masked(), "pmis=%d", n);
+
+	pmu_reset();
+	apic->write(APIC_LVTPC, saved);
+}
+
+static void run_all(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	pmu_reset();
+	test_probe();
+	test_counter_width();
+	test_reserved();
+	test_status_ovf();
+	test_gating();
+	test_exact();
+	test_rdpmc_kernel();
+	test_debug_counters();
+	test_pmi();
+	pmu_reset();
+	local_irq_restore(flags);
+}
+
+static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
+			       size_t len, loff_t *off)
+{
+	char buf[32];
+	size_t n = min(len, sizeof(buf) - 1);
+
+	if (copy_from_user(buf, ubuf, n))
+		return -EFAULT;
+	buf[n] = 0;
+	preempt_disable();
+	if (strstr(buf, "prog")) {
+		pmu_reset();
+		wr(EVTSEL0, EV_INSTR | SEL_USR | SEL_EN);
+		wr(EVTSEL1, EV_INSTR | SEL_OS | SEL_EN);
+		wr(GLOBAL_CTRL, 3);
+	}
+	if (strstr(buf, "stop"))
+		pmu_reset();
+	if (strstr(buf, "pce1"))
+		cr4_set_bits(X86_CR4_PCE);
+	if (strstr(buf, "pce0"))
+		cr4_clear_bits(X86_CR4_PCE);
+	preempt_enable();
+	return len;
+}
+
+static const struct proc_ops knc_model_ops = {
+	.proc_write = knc_model_write,
+};
+
+static struct proc_dir_entry *knc_model_proc;
+
+static int __init knc_model_init(void)
+{
+	int err;
+
+	err = register_nmi_handler(NMI_LOCAL, knc_model_nmi, 0, "knc_model");
+	if (err)
+		return err;
+	pr_info("knc_model: running on cpu %d\n", raw_smp_processor_id());
+	preempt_disable();
+	run_all();
+	preempt_enable();
+	pr_info("KNC-MODEL-KMOD: %d passed, %d failed\n", passed, failed);
+	knc_model_proc = proc_create("knc_model", 0200, NULL, &knc_model_ops);
+	return 0;
+}
+
+static void __exit knc_model_exit(void)
+{
+	proc_remove(knc_model_proc);
+	unregister_nmi_handler(NMI_LOCAL, "knc_model");
+}
+
+module_init(knc_model_init);
+module_exit(knc_model_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Tests of the QEMU Knights Corner PMU model");
