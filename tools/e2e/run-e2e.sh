@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# End to end: the unmodified knc-perf.ko and Debian's perf on the QEMU
+# Knights Corner PMU model (tools/qemu/).  Builds knc-perf.ko (in a scratch
+# copy under $KNC_CACHE/e2e, not in the tree) and a static workload with a
+# known user-mode instruction count, packs them with /usr/bin/perf and the
+# libraries it needs into an initramfs, boots it with -icount shift=0 on
+#
+#	-cpu qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1,knc-pmu=on
+#
+# and checks perf stat / perf list / perf record there (tools/e2e/init).
+# Prints "KNC-E2E: <name>: PASS|FAIL" lines and "N passed, N failed".
+#
+# Kernel: the "standalone" variant (no CONFIG_CPU_SUP_INTEL, so the x86
+# core driver does not claim the PMU) when it is built, else the test
+# kernel; force one with KNC_KERNEL_VARIANT=test|standalone.  This script
+# builds neither the kernel nor QEMU: run tools/build-test-kernel.sh and
+# tools/qemu/build-qemu.sh first.
+#
+# Env: KNC_E2E_LOOPS (workload loop count, default 1000000),
+#      KNC_E2E_PERIOD (perf record -c, default 10000), KNC_QEMU_SMP.
+set -euo pipefail
+
+if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
+	cache=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
+	if [ -f "$cache/kernel-build-standalone/arch/x86/boot/bzImage" ]; then
+		export KNC_KERNEL_VARIANT=standalone
+	else
+		export KNC_KERNEL_VARIANT=test
+	fi
+fi
+KNC_LOG_TAG=e2e
+. "$(dirname "$0")/../lib.sh"
+. "$KNC_TOOLS/qemu/qemu-env.sh"
+
+[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
+	knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
+knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+perf=/usr/bin/perf
+[ -x "$perf" ] && file -L "$perf" | grep -q ELF ||
+	knc_die "$perf is not Debian's perf binary (apt-get install linux-perf)"
+
+loops=${KNC_E2E_LOOPS:-1000000}
+period=${KNC_E2E_PERIOD:-10000}
+expect=$((2 * loops + 4))
+
+work=$KNC_CACHE/e2e
+rm -rf "$work"
+mkdir -p "$work/mod"
+knc_log "kernel: $KNC_KERNEL_VARIANT ($KNC_KBUILD)"
+knc_log "building knc-perf.ko (scratch copy) and the workload"
+cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$work/mod/"
+cp -r "$KNC_TOP/kunit" "$work/mod/"
+make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
+	{ tail -n 30 "$work/build.log" >&2; knc_die "knc-perf.ko build failed"; }
+gcc -nostdlib -static -DKNC_LOOPS="$loops" -o "$work/workload" \
+	"$KNC_TOOLS/e2e/workload.S" >>"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; knc_die "workload build failed"; }
+n=$(objdump -d "$work/workload" | grep -cE '^ +[0-9a-f]+:' || true)
+[ "$n" = 6 ] || knc_die "workload has $n instructions, expected 6"
+
+# perf and its shared libraries, at the paths ldd names
+files=("$work/mod/knc-perf.ko:0644" "$work/workload:0755" "$perf:0755:/usr/bin/perf")
+while read -r lib; do
+	files+=("$lib:0755:$lib")
+done < <(ldd "$perf" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' | sort -u)
+
+knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/e2e/init" "${files[@]}"
+
+log=$work/console.log
+knc_log "booting (console: $log); workload: $expect user instructions"
+rc=0
+knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" \
+	loglevel=4 knc.expect="$expect" knc.period="$period" || rc=$?
+
+grep -a 'KNC-E2E' "$log" | sed 's/\r$//' || true
+pass=$(grep -ac 'KNC-E2E: .*: PASS' "$log" || true)
+fail=$(grep -ac 'KNC-E2E: .*: FAIL' "$log" || true)
+if ! grep -aq '^KNC-DONE' "$log"; then
+	echo "KNC-E2E: vm-completed: FAIL (qemu exit $rc; see $log)"
+	fail=$((fail + 1))
+fi
+[ "$pass" -gt 0 ] || fail=$((fail + 1))
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
