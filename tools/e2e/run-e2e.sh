@@ -72,7 +72,8 @@ log=$work/console.log
 knc_log "booting (console: $log); workload: $expect user instructions"
 rc=0
 knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" \
-	loglevel=4 knc.expect="$expect" knc.period="$period" || rc=$?
+	loglevel=4 knc.expect="$expect" knc.branches=$((loops + 1)) \
+	knc.period="$period" || rc=$?
 
 grep -a 'KNC-E2E' "$log" | sed 's/\r$//' || true
 pass=$(grep -ac 'KNC-E2E: .*: PASS' "$log" || true)

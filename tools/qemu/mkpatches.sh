@@ -25,7 +25,7 @@ n=$(git -C "$tree" rev-list --count debian..HEAD)
 [ "$n" -gt 0 ] || knc_die "no commits on top of the debian tag in $tree"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git -C "$tree" format-patch -q --zero-commit --no-signature -o "$tmp" debian..HEAD
+git -C "$tree" format-patch -q -N --zero-commit --no-signature -o "$tmp" debian..HEAD
 rm -f "$out"/*.patch
 mkdir -p "$out"
 for p in "$tmp"/*.patch; do

@@ -32,6 +32,7 @@
 #define OVF_CTRL	0x2e
 #define GLOBAL_CTRL	0x2f
 
+#define EV_BRANCHES	0x12
 #define EV_INSTR	0x16
 #define EV_CYCLES	0x2a
 #define SEL_USR		BIT_ULL(16)
@@ -292,6 +293,7 @@ static void test_gating(void)
 	/* an event the model does not implement counts 0 */
 	wr(EVTSEL0, 0x00 | SEL_OS | SEL_EN);		/* DATA_READ */
 	wr(EVTSEL1, 0x2b | SEL_OS | SEL_EN);		/* BRANCHES_MISPREDICTED */
+	wr(SPFLT, 0);
 	run_loop(3, 300);
 	result("other-events-zero", rd(PERFCNT0) == 0 && rd(PERFCNT1) == 0,
 	       "%llu %llu", rd(PERFCNT0), rd(PERFCNT1));
@@ -319,6 +321,29 @@ static void test_exact(void)
 		pmu_reset();
 	}
 	result("exact-instructions", ok, NULL);
+
+	/* BRANCHES: the loop retires exactly n jnz */
+	ok = true;
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		wr(EVTSEL0, EV_BRANCHES | SEL_OS | SEL_EN);
+		run_loop(1, ns[i]);
+		a = rd(PERFCNT0);
+		if (a != ns[i]) {
+			ok = false;
+			pr_info("knc_model: loop %llu: branches %llu\n", ns[i], a);
+		}
+		pmu_reset();
+	}
+	result("exact-branches", ok, NULL);
+
+	/* a branch counter overflows exactly too (PMI-free: status only) */
+	wr(PERFCNT0, BIT_ULL(40) - 1000);
+	wr(EVTSEL0, EV_BRANCHES | SEL_OS | SEL_EN);
+	run_loop(1, 1500);
+	a = rd(PERFCNT0);
+	result("branches-overflow", rd(STATUS) == 1 && a == 500,
+	       "status=%#llx ctr=%llu", rd(STATUS), a);
+	pmu_reset();
 }
 
 static void test_rdpmc_kernel(void)
