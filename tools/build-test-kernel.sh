@@ -7,6 +7,9 @@
 #	allnoconfig + tools/test-kernel.config (merge_config.sh)
 #	-> olddefconfig -> check every fragment line took -> make
 #
+# With KNC_KERNEL_VARIANT=standalone it builds the end-to-end kernel into
+# $KNC_CACHE/kernel-build-standalone, adding tools/standalone-kernel.config.
+#
 # The result is also a KDIR for out-of-tree modules (Module.symvers,
 # scripts, generated headers).  Nothing is rebuilt when the fragment, the
 # source package and the compiler are unchanged.
@@ -22,7 +25,7 @@ force=0
 
 # One kernel build at a time, even from concurrent test runs.
 mkdir -p "$KNC_CACHE"
-exec 9>"$KNC_CACHE/.kernel-build.lock"
+exec 9>"$KNC_CACHE/.kernel-build.lock"	# one lock for both variants: 2 cores
 if ! flock -n 9; then
 	knc_log "waiting for another kernel build to finish"
 	flock 9
@@ -50,11 +53,11 @@ rm -f "$O/.knc-stamp"
 mk=(make -C "$KNC_SRC" O="$O" ARCH=x86_64)
 cfglog=$KNC_CACHE/kernel-config.log
 
-knc_log "configuring (allnoconfig + $(basename "$KNC_FRAGMENT"))"
+knc_log "configuring $KNC_KERNEL_VARIANT (allnoconfig + ${KNC_FRAGMENTS[*]##*/})"
 {
 	"${mk[@]}" allnoconfig
 	(cd "$O" && "$KNC_SRC/scripts/kconfig/merge_config.sh" -m -O "$O" \
-		"$O/.config" "$KNC_FRAGMENT")
+		"$O/.config" "${KNC_FRAGMENTS[@]}")
 	"${mk[@]}" olddefconfig
 } >"$cfglog" 2>&1 || {
 	tail -n 30 "$cfglog" >&2
@@ -83,11 +86,11 @@ while IFS= read -r line; do
 		echo "[kernel] fragment not applied: wanted '${want:-# $sym is not set}', got '${have:-# $sym is not set}'" >&2
 		bad=1
 	fi
-done <"$KNC_FRAGMENT"
-[ "$bad" = 0 ] || knc_die "tools/test-kernel.config does not apply (missing dependency?)"
+done < <(knc_fragment_lines)
+[ "$bad" = 0 ] || knc_die "${KNC_FRAGMENTS[*]##*/} does not apply (missing dependency?)"
 knc_log "config OK ($(grep -c '=[ym]$' "$O/.config") options on)"
 
-log=$KNC_CACHE/kernel-build.log
+log=$KNC_CACHE/kernel-build-$KNC_KERNEL_VARIANT.log
 knc_log "building with -j$KNC_JOBS, log: $log"
 knc_run_logged "$log" "${mk[@]}" -j"$KNC_JOBS" all ||
 	knc_die "kernel build failed, full log: $log"

@@ -15,8 +15,25 @@ KNC_CACHE=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
 KNC_SRC_PKG=linux-source-6.12
 KNC_SRC_TARBALL=/usr/src/$KNC_SRC_PKG.tar.xz
 KNC_SRC=$KNC_CACHE/$KNC_SRC_PKG
-KNC_KBUILD=$KNC_CACHE/kernel-build
-KNC_FRAGMENT=$KNC_TOOLS/test-kernel.config
+# KNC_KERNEL_VARIANT selects the kernel: "test" (KUnit, the default) or
+# "standalone" (no Intel CPU support, so no in-tree driver for the KNC
+# PMU; the end-to-end runs).  Later fragments override earlier ones.
+KNC_KERNEL_VARIANT=${KNC_KERNEL_VARIANT:-test}
+case "$KNC_KERNEL_VARIANT" in
+test)
+	KNC_KBUILD=$KNC_CACHE/kernel-build
+	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config")
+	;;
+standalone)
+	KNC_KBUILD=$KNC_CACHE/kernel-build-standalone
+	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
+		       "$KNC_TOOLS/standalone-kernel.config")
+	;;
+*)
+	echo "KNC_KERNEL_VARIANT must be test or standalone" >&2
+	exit 1
+	;;
+esac
 KNC_JOBS=$(nproc)
 
 export KNC_CACHE
@@ -87,12 +104,21 @@ knc_ensure_source()
 	echo "$ver" >"$KNC_SRC/.knc-source-version"
 }
 
-# Key of the test kernel build: config fragment, source package version and
+# The merged fragment lines, the last setting of each symbol winning.
+knc_fragment_lines()
+{
+	cat "${KNC_FRAGMENTS[@]}" |
+		sed -n 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1 &/p;
+			s/^# \(CONFIG_[A-Za-z0-9_]*\) is not set/\1 &/p' |
+		tac | awk '!seen[$1]++ { sub(/^[^ ]* /, ""); print }' | tac
+}
+
+# Key of the test kernel build: config fragments, source package version and
 # compiler.  A different key means reconfigure and rebuild.
 knc_kernel_key()
 {
 	{
-		cat "$KNC_FRAGMENT"
+		cat "${KNC_FRAGMENTS[@]}"
 		echo "src=$(knc_src_version)"
 		gcc --version | head -n1
 	} | sha256sum | cut -c1-16
