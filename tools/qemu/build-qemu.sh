@@ -149,12 +149,18 @@ ensure_source()
 	tmp=$KNC_CACHE/.qemu-src.tmp
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
-	(cd "$tmp" && apt-get source --download-only -qq qemu >/dev/null)
+	# apt's "unsandboxed download" warning and dpkg-source's "cannot
+	# check the signature" (no debian-keyring) go to the log: apt has
+	# verified the files against the signed Release file already.
+	(cd "$tmp" && apt-get source --download-only -qq qemu) \
+		>"$LOGDIR/qemu-source.log" 2>&1 ||
+		{ cat "$LOGDIR/qemu-source.log" >&2; knc_die "apt-get source qemu failed"; }
 	dsc=$(ls "$tmp"/qemu_*.dsc | head -n1)
 	[ -f "$dsc" ] || knc_die "apt-get source qemu fetched no .dsc"
 	ver=$(sed -n 's/^Version: //p' "$dsc")
 	knc_log "unpacking qemu $ver (dpkg-source -x, Debian patches applied)"
-	(cd "$tmp" && dpkg-source -q -x "$dsc" tree >/dev/null)
+	(cd "$tmp" && dpkg-source -q -x "$dsc" tree) >>"$LOGDIR/qemu-source.log" 2>&1 ||
+		{ cat "$LOGDIR/qemu-source.log" >&2; knc_die "dpkg-source -x failed"; }
 	git -C "$tmp/tree" init -q
 	git -C "$tmp/tree" -c user.name=knc -c user.email=knc@localhost \
 		add -A >/dev/null
@@ -190,7 +196,7 @@ patched_tree()
 
 	idx=$(mktemp)
 	rm -f "$idx"
-	GIT_INDEX_FILE=$idx git -C "$t" read-tree debian
+	GIT_INDEX_FILE=$idx git -C "$t" read-tree refs/tags/debian
 	for p in "$PATCHDIR"/*.patch; do
 		[ -f "$p" ] || continue
 		GIT_INDEX_FILE=$idx git -C "$t" apply --cached --whitespace=nowarn "$p" ||
@@ -210,17 +216,21 @@ apply_patches()
 		knc_log "tree already has the patches"
 		return 0
 	fi
+	# never throw away someone's work on the model
+	if [ -n "$(git -C "$t" status --porcelain --untracked-files=no)" ]; then
+		knc_die "uncommitted changes in $t: commit them and run tools/qemu/mkpatches.sh, or drop them (git -C $t checkout -f)"
+	fi
 	n=$(ls "$PATCHDIR"/*.patch 2>/dev/null | wc -l)
 	knc_log "applying $n patches to Debian's tree"
 	# remember content and mtime of every file the change may touch
 	stamp=$(mktemp)
-	files=$( { git -C "$t" diff --name-only HEAD debian
-		   git -C "$t" diff --name-only debian "$want"
-		   git -C "$t" diff --name-only HEAD; } | sort -u)
+	files=$( { git -C "$t" diff --name-only HEAD refs/tags/debian --
+		   git -C "$t" diff --name-only refs/tags/debian "$want" --
+		   git -C "$t" diff --name-only HEAD --; } | sort -u)
 	for f in $files; do
 		[ -f "$t/$f" ] && echo "$(git -C "$t" hash-object "$t/$f") $(stat -c %Y "$t/$f") $f"
 	done >"$stamp"
-	git -C "$t" checkout -q -f -B knc-build debian
+	git -C "$t" checkout -q -f -B knc-build refs/tags/debian
 	if [ "$n" -gt 0 ]; then
 		git -C "$t" -c user.name=knc -c user.email=knc@localhost \
 			am -q --whitespace=nowarn "$PATCHDIR"/*.patch ||

@@ -11,8 +11,8 @@
 #	...edit, git commit --amend / rebase -i...
 #	tools/qemu/mkpatches.sh && tools/qemu/build-qemu.sh
 #
-# The patches are GPL-2.0-or-later, like QEMU; each starts with that SPDX
-# line, which git apply / git am skip as text before the diff.
+# The patches are GPL-2.0-or-later, like QEMU; each carries that SPDX line
+# as a mail header, which git am and git apply ignore.
 set -euo pipefail
 
 KNC_LOG_TAG=qemu
@@ -21,19 +21,18 @@ KNC_LOG_TAG=qemu
 tree=$KNC_CACHE/qemu-src/tree
 out=$KNC_TOOLS/qemu/patches
 [ -d "$tree/.git" ] || knc_die "$tree missing: run tools/qemu/build-qemu.sh -n"
-n=$(git -C "$tree" rev-list --count debian..HEAD)
+n=$(git -C "$tree" rev-list --count refs/tags/debian..HEAD)
 [ "$n" -gt 0 ] || knc_die "no commits on top of the debian tag in $tree"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git -C "$tree" format-patch -q -N --zero-commit --no-signature -o "$tmp" debian..HEAD
+git -C "$tree" format-patch -q -N --zero-commit --no-signature -o "$tmp" refs/tags/debian..HEAD
 rm -f "$out"/*.patch
 mkdir -p "$out"
 for p in "$tmp"/*.patch; do
-	{
-		echo "SPDX-License-Identifier: GPL-2.0-or-later"
-		echo
-		# drop the date line: regenerating must not change unchanged patches
-		grep -v '^Date: ' "$p"
-	} >"$out/$(basename "$p")"
+	# The SPDX line goes in as a mail header right after the mbox "From "
+	# line (git am ignores it there); the date line goes, so regenerating
+	# does not change unchanged patches.
+	sed -e '1a SPDX-License-Identifier: GPL-2.0-or-later' -e '/^Date: /d' \
+		"$p" >"$out/$(basename "$p")"
 done
 knc_log "wrote $n patches to $out"
