@@ -30,8 +30,10 @@ if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
 		export KNC_KERNEL_VARIANT=test
 	fi
 fi
-KNC_LOG_TAG=e2e
+KNC_LOG_TAG=e2e # used by lib.sh
+# shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/qemu/qemu-env.sh
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
 [ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||

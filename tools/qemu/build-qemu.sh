@@ -24,7 +24,8 @@
 #   6. install; stamp = hash of patches + this script + source version
 set -euo pipefail
 
-KNC_LOG_TAG=qemu
+KNC_LOG_TAG=qemu # used by lib.sh
+# shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 force=0
@@ -135,7 +136,7 @@ src_version()
 
 ensure_source()
 {
-	local ver dir tmp dsc
+	local ver tmp dsc
 
 	ver=$(src_version)
 	if [ -n "$ver" ] && [ -d "$QSRC_TOP/tree/.git" ] &&

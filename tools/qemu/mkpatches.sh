@@ -15,7 +15,8 @@
 # as a mail header, which git am and git apply ignore.
 set -euo pipefail
 
-KNC_LOG_TAG=qemu
+KNC_LOG_TAG=qemu # used by lib.sh
+# shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 tree=$KNC_CACHE/qemu-src/tree

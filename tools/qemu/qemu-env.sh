@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 #
 # Helpers to boot the test kernel on the QEMU with the KNC PMU model.
 # Source after tools/lib.sh:

@@ -16,8 +16,10 @@
 # Env: KNC_MODEL_SMP=1 boots one vCPU instead of vm.sh's two.
 set -euo pipefail
 
-KNC_LOG_TAG=model
+KNC_LOG_TAG=model # used by lib.sh
+# shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/qemu/qemu-env.sh
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
 knc_kernel_ready || knc_die "test kernel not built: run tools/build-test-kernel.sh"
