@@ -10,7 +10,10 @@
  * and stays loaded: /proc/knc_model then serves the user-space half
  * (knc_model_user.c): "prog" programs counter 0 to count user-mode and
  * counter 1 kernel-mode instructions, "pce1"/"pce0" set/clear CR4.PCE,
- * "stop" disables both counters (all on the writing CPU).
+ * "stop" disables both counters, "armK" sets up a PMI K user-mode
+ * instructions after the return to user space, "check" records whether
+ * it arrived at the SYSCALL entry point; reading the file returns that
+ * verdict (all on the writing CPU).
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -483,6 +486,45 @@ static void run_all(void)
 	local_irq_restore(flags);
 }
 
+/*
+ * Overflow on a SYSCALL: the PMI is raised while QEMU executes SYSCALL
+ * and must arrive before the first instruction of the kernel's entry
+ * code, i.e. with RIP = MSR_LSTAR.
+ */
+static char verdict[200] = "FAIL not run\n";
+static u32 arm_saved_lvtpc;
+
+static void arm_syscall_pmi(const char *arg)
+{
+	unsigned int k = 0;
+
+	if (kstrtouint(arg, 10, &k) || !k)
+		k = 10;
+	arm_saved_lvtpc = apic->read(APIC_LVTPC);
+	pmu_reset();
+	atomic_set(&pmi_count, 0);
+	pmi_ip = 0;
+	apic->write(APIC_LVTPC, APIC_DM_NMI);
+	atomic_set(&pmi_armed, 1);
+	wr(PERFCNT0, BIT_ULL(40) - k);
+	wr(EVTSEL0, EV_INSTR | SEL_USR | SEL_INT | SEL_EN);
+	wr(GLOBAL_CTRL, 1);
+}
+
+static void check_syscall_pmi(void)
+{
+	u64 lstar = 0;
+	int n = atomic_read(&pmi_count);
+
+	atomic_set(&pmi_armed, 0);
+	rdmsrl_safe(MSR_LSTAR, &lstar);
+	snprintf(verdict, sizeof(verdict), "%s pmis=%d ip=%#lx lstar=%#llx status=%#llx\n",
+		 n == 1 && pmi_ip == lstar && (pmi_status & 1) ? "PASS" : "FAIL",
+		 n, pmi_ip, lstar, pmi_status);
+	pmu_reset();
+	apic->write(APIC_LVTPC, arm_saved_lvtpc);
+}
+
 static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
 			       size_t len, loff_t *off)
 {
@@ -493,6 +535,10 @@ static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
 		return -EFAULT;
 	buf[n] = 0;
 	preempt_disable();
+	if (!strncmp(buf, "arm", 3))
+		arm_syscall_pmi(buf + 3);
+	if (strstr(buf, "check"))
+		check_syscall_pmi();
 	if (strstr(buf, "prog")) {
 		pmu_reset();
 		wr(EVTSEL0, EV_INSTR | SEL_USR | SEL_EN);
@@ -509,8 +555,15 @@ static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
 	return len;
 }
 
+static ssize_t knc_model_read(struct file *f, char __user *ubuf,
+			      size_t len, loff_t *off)
+{
+	return simple_read_from_buffer(ubuf, len, off, verdict, strlen(verdict));
+}
+
 static const struct proc_ops knc_model_ops = {
 	.proc_write = knc_model_write,
+	.proc_read = knc_model_read,
 };
 
 static struct proc_dir_entry *knc_model_proc;
@@ -527,7 +580,7 @@ static int __init knc_model_init(void)
 	run_all();
 	preempt_enable();
 	pr_info("KNC-MODEL-KMOD: %d passed, %d failed\n", passed, failed);
-	knc_model_proc = proc_create("knc_model", 0200, NULL, &knc_model_ops);
+	knc_model_proc = proc_create("knc_model", 0600, NULL, &knc_model_ops);
 	return 0;
 }
 

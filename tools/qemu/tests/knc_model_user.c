@@ -94,6 +94,39 @@ static int rdpmc_faults(uint32_t c)
 	return 0;
 }
 
+/*
+ * Arm a PMI 10 user instructions after returning from the write() that
+ * arms it, then make the 10th instruction a SYSCALL: mov (1), 8 nops,
+ * syscall (10).  The kernel module checks where the PMI arrived.
+ */
+static int syscall_pmi(char *d, size_t dlen)
+{
+	static const char cmd[] = "arm10";
+	int fd = open("/proc/knc_model", O_RDWR);
+	long ret;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	asm volatile("mov $1, %%eax\n\t"		/* write(fd, cmd, len) */
+		     "syscall\n\t"
+		     "mov $110, %%eax\n\t"		/* getppid() */
+		     ".rept 8\n\tnop\n\t.endr\n\t"
+		     "syscall\n\t"
+		     : "=a" (ret)
+		     : "D" (fd), "S" (cmd), "d" (sizeof(cmd) - 1)
+		     : "rcx", "r11", "memory", "cc");
+	(void)ret;
+	ctl("check");
+	n = pread(fd, d, dlen - 1, 0);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	d[n] = 0;
+	d[strcspn(d, "\n")] = 0;
+	return !strncmp(d, "PASS", 4);
+}
+
 int main(void)
 {
 	static const uint64_t ns[] = { 10, 1000, 100000 };
@@ -148,6 +181,11 @@ int main(void)
 	ctl("pce1");
 	result("rdpmc-pce-ok", !rdpmc_faults(1), "");
 	ctl("stop pce0");
+
+	d[0] = 0;
+	ok = syscall_pmi(d, sizeof(d));
+	/* d is the module's "PASS|FAIL detail" */
+	result("pmi-on-syscall-lands-at-entry", ok, strlen(d) > 5 ? d + 5 : d);
 
 	printf("KNC-MODEL-USER: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
