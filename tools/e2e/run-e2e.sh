@@ -59,11 +59,17 @@ make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
 gcc -nostdlib -static -DKNC_LOOPS="$loops" -o "$work/workload" \
 	"$KNC_TOOLS/e2e/workload.S" >>"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log" >&2; knc_die "workload build failed"; }
+# a longer one (10^8 instructions, ~100 ms of virtual time) for the
+# multiplexing test: perf rotates events every few ms
+gcc -nostdlib -static -DKNC_LOOPS=50000000 -o "$work/workload-long" \
+	"$KNC_TOOLS/e2e/workload.S" >>"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; knc_die "workload build failed"; }
 n=$(objdump -d "$work/workload" | grep -cE '^ +[0-9a-f]+:' || true)
 [ "$n" = 6 ] || knc_die "workload has $n instructions, expected 6"
 
 # perf and its shared libraries, at the paths ldd names
-files=("$work/mod/knc-perf.ko:0644" "$work/workload:0755" "$perf:0755:/usr/bin/perf")
+files=("$work/mod/knc-perf.ko:0644" "$work/workload:0755" "$work/workload-long:0755"
+       "$perf:0755:/usr/bin/perf")
 while read -r lib; do
 	files+=("$lib:0755:$lib")
 done < <(ldd "$perf" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' | sort -u)
