@@ -12,6 +12,10 @@
 #	   that knc-perf.ko refuses to load with ENODEV
 #	6. parse the KTAP with the kernel's kunit.py, scan the console for
 #	   warnings, lockdep reports, oopses and panics
+#	7. build QEMU with the KNC PMU model (tools/qemu, cached) and the
+#	   standalone kernel (no Intel CPU support, cached); run the model's
+#	   own tests, then knc-perf.ko with Debian's perf end to end on it
+#	   (tools/e2e), and scan that console too
 #
 # The last line is "N passed, N failed" over every KUnit case (each
 # parameterised case counts), every check and every VM assertion.  The
@@ -23,6 +27,7 @@
 #	                   kunit.filter_glob value: "knc_sched", "knc_*.*count*"
 #	KNC_VM_TIMEOUT     seconds before the VM is killed (default 900)
 #	KNC_SKIP_CHECK=1   skip tools/check.sh (quicker edit-test loop)
+#	KNC_SKIP_E2E=1     skip step 7 (the QEMU model and end-to-end runs)
 set -euo pipefail
 
 KNC_LOG_TAG=test
@@ -208,14 +213,63 @@ fi
 bad_re='WARNING:|BUG:|BUG [a-z]|Oops|Call Trace|Kernel panic|general protection fault'
 bad_re+='|possible recursive locking|inconsistent lock state|circular locking'
 bad_re+='|\\bINFO: |UBSAN:|Unable to handle kernel|kernel BUG at|RIP: [0-9a-f]'
-if grep -nE "$bad_re" "$console" | grep -vE '^[0-9]+:KNC-' >"$run/bad.txt"; then
-	first=$(head -n1 "$run/bad.txt" | cut -d: -f1)
-	fail "vm: kernel-log-clean: FAIL ($(wc -l <"$run/bad.txt") suspicious lines)"
-	echo "vm: kernel-log-clean: FAIL, first report at $console:$first:"
-	sed -n "$((first > 5 ? first - 5 : 1)),$((first + 40))p" "$console" | sed 's/^/  | /'
+
+# log_clean VM CONSOLE: "VM: kernel-log-clean", one test case failing on
+# any report in CONSOLE
+log_clean()
+{
+	local name="$1: kernel-log-clean" log=$2 bad=$run/bad-$1.txt first
+
+	if grep -anE "$bad_re" "$log" | grep -vE '^[0-9]+:KNC-' >"$bad"; then
+		first=$(head -n1 "$bad" | cut -d: -f1)
+		fail "$name: FAIL ($(wc -l <"$bad") suspicious lines)"
+		echo "$name: FAIL, first report at $log:$first:"
+		sed -n "$((first > 5 ? first - 5 : 1)),$((first + 40))p" "$log" | sed 's/^/  | /'
+	else
+		pass
+		echo "$name: PASS"
+	fi
+}
+log_clean vm "$console"
+
+# 7. the QEMU KNC PMU model and the end-to-end runs on it
+#
+# suite NAME CMD...: run a test script that prints "KNC-<TAG>: name: PASS"
+# lines and ends with "N passed, N failed"; fold its result into ours.
+suite()
+{
+	local name=$1 log=$run/$1.log rc=0 last p f
+
+	shift
+	knc_log "$name: $*"
+	"$@" >"$log" 2>&1 || rc=$?
+	grep -aE '^KNC-[A-Z0-9]+: [^:]+: (PASS|FAIL)' "$log" | sed 's/^/  /'
+	while read -r l; do
+		failures+=("$name: $l")
+	done < <(grep -aE '^KNC-[A-Z0-9]+: [^:]+: FAIL' "$log" | cut -c1-200)
+	last=$(tail -n1 "$log")
+	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]}
+		f=${BASH_REMATCH[2]}
+		passed=$((passed + p))
+		failed=$((failed + f))
+		[ "$rc" = 0 ] || [ "$f" != 0 ] || fail "$name: exit $rc with no failure counted"
+	else
+		tail -n 20 "$log" | sed 's/^/  | /'
+		fail "$name: no result (exit $rc, see $log)"
+	fi
+}
+
+if [ "${KNC_SKIP_E2E:-0}" = 1 ]; then
+	knc_log "skipping the QEMU model and end-to-end runs (KNC_SKIP_E2E=1)"
+elif ! "$KNC_TOOLS/qemu/build-qemu.sh"; then
+	fail "qemu: building QEMU with the KNC PMU model failed"
+elif ! KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/build-test-kernel.sh"; then
+	fail "kernel: the standalone kernel build failed"
 else
-	pass
-	echo "vm: kernel-log-clean: PASS"
+	suite model "$KNC_TOOLS/qemu/run-model-tests.sh"
+	suite e2e env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/e2e/run-e2e.sh"
+	log_clean e2e "$KNC_CACHE/e2e/console.log"
 fi
 
 echo
