@@ -9,6 +9,9 @@
 #   make test         KUnit and end-to-end tests in QEMU; prints
 #                     "N passed, N failed"
 #   make demo         build, boot the VM, load the module, show perf
+#   make qemu         build QEMU with the KNC PMU model (tools/qemu)
+#   make model-test   the model's own tests
+#   make e2e          knc-perf.ko and perf end to end on the model
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -26,4 +29,13 @@ test:
 demo:
 	tools/demo.sh
 
-.PHONY: all modules clean check test demo
+qemu:
+	tools/qemu/build-qemu.sh
+
+model-test:
+	tools/qemu/run-model-tests.sh
+
+e2e:
+	tools/e2e/run-e2e.sh
+
+.PHONY: all modules clean check test demo qemu model-test e2e

@@ -83,3 +83,16 @@ knc_qemu_initramfs()
 	mv "$out.tmp" "$out"
 	knc_log "$out ($(du -k "$out" | cut -f1) KiB)"
 }
+
+# knc_perf_files: Debian's perf and the shared libraries it needs, as
+# knc_qemu_initramfs FILE:MODE:DEST arguments, one per line.
+knc_perf_files()
+{
+	local perf=/usr/bin/perf
+
+	[ -x "$perf" ] && file -L "$perf" | grep -q ELF ||
+		knc_die "$perf is not Debian's perf binary (apt-get install linux-perf)"
+	echo "$perf:0755:/usr/bin/perf"
+	ldd "$perf" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
+		sort -u | sed 's/.*/&:0755:&/'
+}
