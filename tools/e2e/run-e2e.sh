@@ -19,6 +19,7 @@
 # tools/qemu/build-qemu.sh first.
 #
 # Env: KNC_E2E_LOOPS (workload loop count, default 1000000),
+#      KNC_E2E_LONG_LOOPS (workload-long loop count, default 50000000),
 #      KNC_E2E_PERIOD (perf record -c, default 10000), KNC_QEMU_SMP.
 set -euo pipefail
 
@@ -45,6 +46,7 @@ perf=/usr/bin/perf
 
 loops=${KNC_E2E_LOOPS:-1000000}
 period=${KNC_E2E_PERIOD:-10000}
+long_loops=${KNC_E2E_LONG_LOOPS:-50000000}
 expect=$((2 * loops + 4))
 
 work=$KNC_CACHE/e2e
@@ -60,15 +62,20 @@ gcc -nostdlib -static -DKNC_LOOPS="$loops" -o "$work/workload" \
 	"$KNC_TOOLS/e2e/workload.S" >>"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log" >&2; knc_die "workload build failed"; }
 # a longer one (10^8 instructions, ~100 ms of virtual time) for the
-# multiplexing test: perf rotates events every few ms
-gcc -nostdlib -static -DKNC_LOOPS=50000000 -o "$work/workload-long" \
+# multiplexing tests: perf rotates events every few ms
+gcc -nostdlib -static -DKNC_LOOPS="$long_loops" -o "$work/workload-long" \
 	"$KNC_TOOLS/e2e/workload.S" >>"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log" >&2; knc_die "workload build failed"; }
+# perf_event_open(2) with attributes the driver must refuse
+gcc -static -O2 -Wall -o "$work/badattr" "$KNC_TOOLS/e2e/badattr.c" \
+	>>"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; knc_die "badattr build failed"; }
 n=$(objdump -d "$work/workload" | grep -cE '^ +[0-9a-f]+:' || true)
 [ "$n" = 6 ] || knc_die "workload has $n instructions, expected 6"
 
 # perf and its shared libraries, at the paths ldd names
 files=("$work/mod/knc-perf.ko:0644" "$work/workload:0755" "$work/workload-long:0755"
+       "$work/badattr:0755"
        "$perf:0755:/usr/bin/perf")
 while read -r lib; do
 	files+=("$lib:0755:$lib")
@@ -81,7 +88,7 @@ knc_log "booting (console: $log); workload: $expect user instructions"
 rc=0
 knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" \
 	loglevel=4 knc.expect="$expect" knc.branches=$((loops + 1)) \
-	knc.period="$period" || rc=$?
+	knc.period="$period" knc.long="$long_loops" || rc=$?
 
 grep -a 'KNC-E2E' "$log" | sed 's/\r$//' || true
 pass=$(grep -ac 'KNC-E2E: .*: PASS' "$log" || true)
