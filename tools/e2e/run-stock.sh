@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# End to end on Debian's own kernel (linux-image-6.12.*-amd64, the one the
+# installed linux-headers-6.12.*-amd64 belong to) on the QEMU Knights
+# Corner PMU model.  That kernel has the upstream KNC code built in: at
+# boot it prints "Performance Events: knc PMU driver" and registers the
+# "cpu" PMU on the same MSRs.  knc-perf.ko, built against Debian's headers
+# in $KNC_CACHE/stock, is loaded next to it (tools/e2e/stock-init checks):
+#
+#	- both PMUs count (knc/event=0x16/u exactly 2n+4; cpu/event=0x16/u);
+#	- while an upstream cpu event holds the counters a knc event is
+#	  refused, and the reverse (reserve_perfctr_nmi() arbitration);
+#	- both count exactly again afterwards; rmmod; dmesg clean.
+#
+# Prints "KNC-E2E: <name>: PASS|FAIL" lines and "N passed, N failed"; exit
+# status non-zero on any failure.  Builds are skipped when up to date; the
+# VM run is skipped when its inputs match the last finished run
+# (KNC_STOCK_FORCE=1 boots anyway).  Needs tools/qemu/build-qemu.sh.
+#
+# Env: KNC_E2E_LOOPS (workload loop count, default 1000000), KNC_QEMU_SMP.
+set -euo pipefail
+
+KNC_LOG_TAG=stock
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/qemu/qemu-env.sh
+. "$KNC_TOOLS/qemu/qemu-env.sh"
+# shellcheck source=tools/e2e/stock-lib.sh
+. "$KNC_TOOLS/e2e/stock-lib.sh"
+
+start=$(date +%s)
+loops=${KNC_E2E_LOOPS:-1000000}
+expect=$((2 * loops + 4))
+
+stock_prepare
+stock_workload workload "$loops"
+stock_initramfs "$STOCK_WORK/initramfs-stock.cpio" "$KNC_TOOLS/e2e/stock-init" \
+	"$STOCK_WORK/bin/workload:0755"
+
+log=$STOCK_WORK/console-stock.log
+knc_log "workload: $expect user instructions"
+rc=0
+stock_boot "$log" "$STOCK_WORK/initramfs-stock.cpio" loglevel=4 \
+	knc.expect="$expect" || rc=$?
+
+grep -a 'KNC-E2E' "$log" | sed 's/\r$//' || true
+pass=$(grep -ac 'KNC-E2E: .*: PASS' "$log" || true)
+fail=$(grep -ac 'KNC-E2E: .*: FAIL' "$log" || true)
+if ! grep -aq '^KNC-DONE' "$log"; then
+	echo "KNC-E2E: vm-completed: FAIL (qemu exit $rc; see $log)"
+	fail=$((fail + 1))
+fi
+[ "$pass" -gt 0 ] || fail=$((fail + 1))
+knc_log "$(knc_elapsed "$start")"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# Shared by tools/e2e/run-stock.sh and tools/e2e/compare.sh: Debian's own
+# 6.12 kernel (upstream KNC support built in, as the "cpu" PMU) on the QEMU
+# KNC PMU model, with knc-perf.ko built against Debian's headers.  Source
+# after tools/lib.sh and tools/qemu/qemu-env.sh.
+#
+#	stock_prepare		check/install the kernel image, build the
+#				module and the programs (skipped when done)
+#	stock_initramfs OUT INIT [FILE...]
+#	stock_boot LOG INITRAMFS ARGS...
+#				boot /boot/vmlinuz-$STOCK_KVER; reuses LOG
+#				when it holds a finished run of the same
+#				inputs (KNC_STOCK_FORCE=1: boot anyway)
+#
+# Artifacts: $KNC_CACHE/stock (module, programs, initramfs, console logs).
+
+STOCK_WORK=$KNC_CACHE/stock
+STOCK_HDRS=${KNC_STOCK_HEADERS:-$(knc_debian_headers 6.12 || true)}
+[ -n "$STOCK_HDRS" ] || knc_die "no /usr/src/linux-headers-6.12.*-amd64 (apt-get install linux-headers-6.12-amd64)"
+STOCK_KVER=${STOCK_HDRS#/usr/src/linux-headers-}
+STOCK_KERNEL=/boot/vmlinuz-$STOCK_KVER
+
+stock_pkg_version()
+{
+	dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null |
+		sed -n 's/^ii *//p'
+}
+
+# One key per set of inputs: files' contents plus any extra words.
+stock_key()
+{
+	{
+		for f in "$@"; do
+			if [ -f "$f" ]; then sha256sum "$f"; else echo "$f"; fi
+		done
+	} | sha256sum | cut -c1-16
+}
+
+stock_image()
+{
+	local hver iver
+
+	hver=$(stock_pkg_version "linux-headers-$STOCK_KVER")
+	[ -n "$hver" ] || knc_die "linux-headers-$STOCK_KVER is not installed"
+	iver=$(stock_pkg_version "linux-image-$STOCK_KVER")
+	if [ -z "$iver" ] || [ ! -f "$STOCK_KERNEL" ]; then
+		knc_log "installing linux-image-$STOCK_KVER=$hver (to match the headers)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+			"linux-image-$STOCK_KVER=$hver" >"$STOCK_WORK/apt.log" 2>&1 ||
+			{ tail -n 20 "$STOCK_WORK/apt.log" >&2; knc_die "apt-get install linux-image-$STOCK_KVER failed"; }
+		iver=$(stock_pkg_version "linux-image-$STOCK_KVER")
+	fi
+	[ "$iver" = "$hver" ] ||
+		knc_die "linux-image-$STOCK_KVER is $iver but the headers are $hver"
+	[ -r "$STOCK_KERNEL" ] || knc_die "$STOCK_KERNEL is not readable"
+	STOCK_KPKG=$iver
+	knc_log "kernel: $STOCK_KERNEL ($STOCK_KPKG), headers $STOCK_HDRS"
+}
+
+stock_module()
+{
+	local key m=$STOCK_WORK/mod
+
+	key=$(stock_key "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h \
+		"$KNC_TOP"/kunit/* "$STOCK_HDRS" "$STOCK_KPKG" "$(gcc --version | head -n1)")
+	if [ -f "$m/knc-perf.ko" ] && [ "$(cat "$m/.knc-key" 2>/dev/null)" = "$key" ]; then
+		knc_log "knc-perf.ko up to date ($m)"
+		return 0
+	fi
+	knc_log "building knc-perf.ko against $STOCK_HDRS (scratch copy $m)"
+	rm -rf "$m"
+	mkdir -p "$m"
+	cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$m/"
+	cp -r "$KNC_TOP/kunit" "$m/"
+	make -s -C "$STOCK_HDRS" M="$m" modules >"$STOCK_WORK/build.log" 2>&1 ||
+		{ tail -n 30 "$STOCK_WORK/build.log" >&2; knc_die "knc-perf.ko build failed"; }
+	modinfo -F vermagic "$m/knc-perf.ko" | grep -q "^$STOCK_KVER " ||
+		knc_die "knc-perf.ko vermagic '$(modinfo -F vermagic "$m/knc-perf.ko")' is not $STOCK_KVER"
+	echo "$key" >"$m/.knc-key"
+}
+
+# stock_prog OUT KEY-WORDS -- CMD...: run CMD (which writes OUT) unless OUT
+# was built from the same inputs
+stock_prog()
+{
+	local out=$1 key=$2
+
+	shift 3
+	if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
+		return 0
+	fi
+	"$@" >>"$STOCK_WORK/build.log" 2>&1 ||
+		{ tail -n 20 "$STOCK_WORK/build.log" >&2; knc_die "building $out failed"; }
+	echo "$key" >"$out.key"
+}
+
+# stock_workload NAME LOOPS
+stock_workload()
+{
+	local out=$STOCK_WORK/bin/$1 n
+
+	stock_prog "$out" "$(stock_key "$KNC_TOOLS/e2e/workload.S" "$2")" -- \
+		gcc -nostdlib -static -DKNC_LOOPS="$2" -o "$out" "$KNC_TOOLS/e2e/workload.S"
+	n=$(objdump -d "$out" | grep -cE '^ +[0-9a-f]+:' || true)
+	[ "$n" = 6 ] || knc_die "$out has $n instructions, expected 6"
+}
+
+stock_cprog()
+{
+	local src=$KNC_TOOLS/e2e/$1.c out=$STOCK_WORK/bin/$1
+
+	stock_prog "$out" "$(stock_key "$src" "$(gcc --version | head -n1)")" -- \
+		gcc -static -O2 -Wall -o "$out" "$src"
+}
+
+# msr.ko for /dev/cpu/N/msr, decompressed (busybox insmod cannot do .xz)
+stock_msr_ko()
+{
+	local src=/lib/modules/$STOCK_KVER/kernel/arch/x86/kernel/msr.ko.xz
+	local out=$STOCK_WORK/bin/msr.ko
+
+	[ -f "$src" ] || knc_die "$src missing"
+	stock_prog "$out" "$(stock_key "$src")" -- sh -c "xz -dc '$src' >'$out'"
+}
+
+# gen_init_cpio: the test kernel's if built, else compiled from the source
+stock_gen_init_cpio()
+{
+	local g=$STOCK_WORK/kb/usr/gen_init_cpio f
+
+	[ -x "$g" ] && return 0
+	mkdir -p "$STOCK_WORK/kb/usr"
+	for f in "$KNC_CACHE"/kernel-build/usr/gen_init_cpio \
+		 "$KNC_CACHE"/kernel-build-standalone/usr/gen_init_cpio; do
+		if [ -x "$f" ]; then
+			cp "$f" "$g"
+			return 0
+		fi
+	done
+	knc_ensure_source
+	gcc -O2 -o "$g" "$KNC_SRC/usr/gen_init_cpio.c" ||
+		knc_die "cannot build gen_init_cpio"
+}
+
+stock_prepare()
+{
+	mkdir -p "$STOCK_WORK/bin"
+	: >"$STOCK_WORK/build.log"
+	knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+	[ -x /usr/bin/perf ] && file -L /usr/bin/perf | grep -q ELF ||
+		knc_die "/usr/bin/perf is not Debian's perf binary (apt-get install linux-perf)"
+	stock_image
+	stock_module
+	stock_msr_ko
+	stock_gen_init_cpio
+}
+
+# stock_initramfs OUT INIT FILE...: busybox, perf and its libraries,
+# knc-perf.ko, msr.ko and FILEs (knc_qemu_initramfs syntax)
+stock_initramfs()
+{
+	local out=$1 init=$2 files=() f
+
+	shift 2
+	files=("$STOCK_WORK/mod/knc-perf.ko:0644" "$STOCK_WORK/bin/msr.ko:0644" "$@")
+	while read -r f; do
+		files+=("$f")
+	done < <(knc_perf_files)
+	KNC_KBUILD=$STOCK_WORK/kb knc_qemu_initramfs "$out" "$init" "${files[@]}"
+}
+
+# stock_boot LOG INITRAMFS ARGS...: tools/vm.sh boots
+# $KNC_KBUILD/arch/x86/boot/bzImage; point a scratch cache's test-kernel
+# path at Debian's image instead (vm.sh has no kernel option)
+stock_boot()
+{
+	local log=$1 initrd=$2 key fake=$STOCK_WORK/vmcache rc=0
+
+	shift 2
+	key=$(stock_key "$initrd" "$STOCK_KERNEL" "$KNC_CACHE/qemu/.knc-stamp" \
+		"$KNC_TOOLS/vm.sh" "$KNC_TOOLS/qemu/qemu-env.sh" "$*" "${KNC_QEMU_SMP:-}")
+	if [ "${KNC_STOCK_FORCE:-0}" != 1 ] && [ -f "$log" ] &&
+	   [ "$(cat "$log.key" 2>/dev/null)" = "$key" ] && grep -aq '^KNC-DONE' "$log"; then
+		knc_log "same inputs as the last run: reusing $log (KNC_STOCK_FORCE=1 to boot again)"
+		return 0
+	fi
+	rm -f "$log.key"
+	mkdir -p "$fake/kernel-build/arch/x86/boot"
+	ln -sfn "$STOCK_KERNEL" "$fake/kernel-build/arch/x86/boot/bzImage"
+	knc_log "booting $STOCK_KERNEL (console: $log)"
+	KNC_CACHE=$fake KNC_KERNEL_VARIANT=test knc_qemu_vm -l "$log" \
+		-t "${KNC_VM_TIMEOUT:-900}" "$initrd" nmi_watchdog=0 "$@" || rc=$?
+	grep -aq '^KNC-DONE' "$log" && echo "$key" >"$log.key"
+	return "$rc"
+}
