@@ -12,6 +12,8 @@
 #   make qemu         build QEMU with the KNC PMU model (tools/qemu)
 #   make model-test   the model's own tests
 #   make e2e          knc-perf.ko and perf end to end on the model
+#   make stock        the same on Debian's kernel, beside upstream knc.c
+#   make compare      side-by-side report: upstream cpu PMU vs knc PMU
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -38,4 +40,10 @@ model-test:
 e2e:
 	tools/e2e/run-e2e.sh
 
-.PHONY: all modules clean check test demo qemu model-test e2e
+stock:
+	tools/e2e/run-stock.sh
+
+compare:
+	tools/e2e/compare.sh
+
+.PHONY: all modules clean check test demo qemu model-test e2e stock compare

@@ -15,7 +15,8 @@
 #	7. build QEMU with the KNC PMU model (tools/qemu, cached) and the
 #	   standalone kernel (no Intel CPU support, cached); run the model's
 #	   own tests, then knc-perf.ko with Debian's perf end to end on it
-#	   (tools/e2e), and scan that console too
+#	   (tools/e2e), and scan that console too; then the same on Debian's
+#	   stock kernel beside upstream's cpu PMU, and the side-by-side report
 #
 # The last line is "N passed, N failed" over every KUnit case (each
 # parameterised case counts), every check and every VM assertion.  The
@@ -270,6 +271,10 @@ else
 	suite model "$KNC_TOOLS/qemu/run-model-tests.sh"
 	suite e2e env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/e2e/run-e2e.sh"
 	log_clean e2e "$KNC_CACHE/e2e/console.log"
+	# Debian's own kernel, where upstream knc.c is the cpu PMU
+	suite stock "$KNC_TOOLS/e2e/run-stock.sh"
+	suite compare "$KNC_TOOLS/e2e/compare.sh"
+	[ ! -f "$KNC_CACHE/compare.md" ] || cat "$KNC_CACHE/compare.md"
 fi
 
 echo
