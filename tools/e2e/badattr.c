@@ -8,7 +8,7 @@
  *
  * Prints "KNC-E2E-INFO: bad-attr: <case>: ok|BAD <detail>" per case and
  * "KNC-E2E: bad-attr-matrix: PASS|FAIL <n> cases, <m> bad" at the end.
- * Build: gcc -static -O2 -o badattr badattr.c
+ * Build: gcc -static -O2 badattr.c -o badattr
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -12,7 +12,7 @@
  *				left alone.  Exit status: CMD's.
  *
  * Needs the msr driver (msr.ko) and root.
- * Build: gcc -static -O2 -o kncdbg kncdbg.c
+ * Build: gcc -static -O2 kncdbg.c -o kncdbg
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -85,11 +85,11 @@ int main(int argc, char **argv)
 	int verbose = 0, cmd = 0, cpu, i, status = 0;
 	pid_t pid;
 
-	if (argc > 1 && !strcmp(argv[1], "-v"))
+	if (argc > 1 && !strcmp(argv[1], "-v")) {
 		verbose = 1;
-	else if (argc > 2 && !strcmp(argv[1], "--"))
+	} else if (argc > 2 && !strcmp(argv[1], "--")) {
 		cmd = 2;
-	else if (argc > 1) {
+	} else if (argc > 1) {
 		fprintf(stderr, "usage: kncdbg [-v | -- CMD ARGS...]\n");
 		return 2;
 	}

@@ -5,7 +5,7 @@
  * (taskset -c 0) each round trip is two context switches.  The parent is
  * the process perf starts; with perf stat --no-inherit only the parent
  * carries the events, so every switch schedules them out or in.
- * Build: gcc -static -O2 -o pingpong pingpong.c
+ * Build: gcc -static -O2 pingpong.c -o pingpong
  */
 #include <stdio.h>
 #include <stdlib.h>
