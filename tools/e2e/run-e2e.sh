@@ -90,13 +90,4 @@ knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" \
 	loglevel=4 knc.expect="$expect" knc.branches=$((loops + 1)) \
 	knc.period="$period" knc.long="$long_loops" || rc=$?
 
-grep -a 'KNC-E2E' "$log" | sed 's/\r$//' || true
-pass=$(grep -ac 'KNC-E2E: .*: PASS' "$log" || true)
-fail=$(grep -ac 'KNC-E2E: .*: FAIL' "$log" || true)
-if ! grep -aq '^KNC-DONE' "$log"; then
-	echo "KNC-E2E: vm-completed: FAIL (qemu exit $rc; see $log)"
-	fail=$((fail + 1))
-fi
-[ "$pass" -gt 0 ] || fail=$((fail + 1))
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+knc_tally E2E "$log" "$rc"

@@ -44,14 +44,5 @@ rc=0
 stock_boot "$log" "$STOCK_WORK/initramfs-stock.cpio" loglevel=4 \
 	knc.expect="$expect" || rc=$?
 
-grep -a 'KNC-E2E' "$log" | sed 's/\r$//' || true
-pass=$(grep -ac 'KNC-E2E: .*: PASS' "$log" || true)
-fail=$(grep -ac 'KNC-E2E: .*: FAIL' "$log" || true)
-if ! grep -aq '^KNC-DONE' "$log"; then
-	echo "KNC-E2E: vm-completed: FAIL (qemu exit $rc; see $log)"
-	fail=$((fail + 1))
-fi
-[ "$pass" -gt 0 ] || fail=$((fail + 1))
 knc_log "$(knc_elapsed "$start")"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+knc_tally E2E "$log" "$rc"

@@ -96,3 +96,23 @@ knc_perf_files()
 	ldd "$perf" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
 		sort -u | sed 's/.*/&:0755:&/'
 }
+
+# knc_tally TAG LOG RC: print LOG's "KNC-TAG: name: PASS|FAIL" lines and
+# "N passed, N failed", counting a guest that never reached KNC-DONE (VM
+# exit status RC) or reported nothing as one failure each.  Returns
+# non-zero if anything failed.
+knc_tally()
+{
+	local tag=$1 log=$2 rc=$3 pass fail
+
+	grep -a "KNC-$tag: " "$log" | sed 's/\r$//' || true
+	pass=$(grep -ac "KNC-$tag: .*: PASS" "$log" || true)
+	fail=$(grep -ac "KNC-$tag: .*: FAIL" "$log" || true)
+	if ! grep -aq '^KNC-DONE' "$log"; then
+		echo "KNC-$tag: vm-completed: FAIL (qemu exit $rc; see $log)"
+		fail=$((fail + 1))
+	fi
+	[ "$pass" -gt 0 ] || fail=$((fail + 1))
+	echo "$pass passed, $fail failed"
+	[ "$fail" = 0 ]
+}

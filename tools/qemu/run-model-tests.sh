@@ -45,15 +45,4 @@ knc_log "booting (console: $log)"
 rc=0
 knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=4 || rc=$?
 
-grep -a 'KNC-MODEL: ' "$log" | sed 's/\r$//' || true
-pass=$(grep -ac 'KNC-MODEL: .*: PASS' "$log" || true)
-fail=$(grep -ac 'KNC-MODEL: .*: FAIL' "$log" || true)
-if ! grep -aq '^KNC-DONE' "$log"; then
-	echo "KNC-MODEL: vm-completed: FAIL (qemu exit $rc; see $log)"
-	fail=$((fail + 1))
-fi
-if [ "$pass" = 0 ]; then
-	fail=$((fail + 1))
-fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+knc_tally MODEL "$log" "$rc"
