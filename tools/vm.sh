@@ -11,6 +11,10 @@
 #	-q	also print the console to stdout while logging (with -l)
 #	-i	interactive: keep stdin attached (for knc.mode=shell)
 #
+# Environment: KNC_QEMU (the binary, default qemu-system-x86_64 from PATH),
+# KNC_QEMU_CPU (-cpu), KNC_QEMU_ARGS (more QEMU arguments), KNC_VM_SMP
+# (vCPUs, default 2), KNC_VM_KERNEL (default: the test kernel's bzImage).
+#
 # Exits with QEMU's status (124 on timeout).  The guest ends by rebooting,
 # which -no-reboot turns into a QEMU exit; a panic does the same (panic=-1).
 set -euo pipefail
@@ -36,7 +40,7 @@ shift $((OPTIND - 1))
 initrd=$1
 shift
 
-kernel=$KNC_KBUILD/arch/x86/boot/bzImage
+kernel=${KNC_VM_KERNEL:-$KNC_KBUILD/arch/x86/boot/bzImage}
 [ -f "$kernel" ] || knc_die "$kernel missing: run tools/build-test-kernel.sh"
 [ -f "$initrd" ] || knc_die "$initrd missing"
 
@@ -53,11 +57,17 @@ KNC_QEMU_CPU=${KNC_QEMU_CPU:-qemu64,vendor=GenuineIntel,family=11,model=1,steppi
 cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1"
 cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 $*"
 
-qemu=(qemu-system-x86_64
-	-accel tcg -machine pc -cpu "$KNC_QEMU_CPU" -smp 2,sockets=2,cores=1,threads=1 -m 1G
+# One socket per vCPU: without ACPI the kernel finds only the first core
+# of a multi-core socket.
+smp=${KNC_VM_SMP:-2}
+qemu=("${KNC_QEMU:-qemu-system-x86_64}"
+	-accel tcg -machine pc -cpu "$KNC_QEMU_CPU"
+	-smp "$smp,sockets=$smp,cores=1,threads=1" -m 1G
 	-nographic -vga none -no-reboot -nic none
 	-L /usr/share/seabios -L /usr/share/qemu
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+# shellcheck disable=SC2206 # extra arguments split on white space
+qemu+=(${KNC_QEMU_ARGS:-})
 
 rc=0
 if [ "$interactive" = 1 ]; then

@@ -180,12 +180,10 @@ stock_initramfs()
 	echo "$key" >"$out.key"
 }
 
-# stock_boot LOG INITRAMFS ARGS...: tools/vm.sh boots
-# $KNC_KBUILD/arch/x86/boot/bzImage; point a scratch cache's test-kernel
-# path at Debian's image instead (vm.sh has no kernel option)
+# stock_boot LOG INITRAMFS ARGS...: boot Debian's image on the model
 stock_boot()
 {
-	local log=$1 initrd=$2 key fake=$STOCK_WORK/vmcache rc=0
+	local log=$1 initrd=$2 key rc=0
 
 	shift 2
 	key=$(stock_key "$initrd.key" "$STOCK_KERNEL" "$KNC_CACHE/qemu/.knc-stamp" \
@@ -196,10 +194,8 @@ stock_boot()
 		return 0
 	fi
 	rm -f "$log.key"
-	mkdir -p "$fake/kernel-build/arch/x86/boot"
-	ln -sfn "$STOCK_KERNEL" "$fake/kernel-build/arch/x86/boot/bzImage"
 	knc_log "booting $STOCK_KERNEL (console: $log)"
-	KNC_CACHE=$fake KNC_KERNEL_VARIANT=test knc_qemu_vm -l "$log" \
+	KNC_VM_KERNEL=$STOCK_KERNEL knc_qemu_vm -l "$log" \
 		-t "${KNC_VM_TIMEOUT:-900}" "$initrd" nmi_watchdog=0 "$@" || rc=$?
 	grep -aq '^KNC-DONE' "$log" && echo "$key" >"$log.key"
 	return "$rc"
