@@ -42,8 +42,8 @@
 #endif
 
 /*
- * Kbuild probes the headers for the next two (KNC_HAVE_* in Kbuild), as
- * neither change left a macro behind to test for.
+ * Kbuild probes the headers for the next three (KNC_HAVE_* in Kbuild),
+ * as none of these changes left a macro behind to test for.
  *
  * 6.9 gave the deferred disable its own irq_work; before, pending_irq did
  * it.  This is what the core's perf_event_disable_inatomic() does, which
@@ -58,6 +58,19 @@ static inline void knc_event_disable_inatomic(struct perf_event *event)
 	irq_work_queue(&event->pending_irq);
 #endif
 }
+
+/*
+ * 6.1 keeps perf_event_fasync() private to the core; later headers have
+ * it.  Only the parent event has the fasync state.
+ */
+#ifndef KNC_HAVE_PERF_EVENT_FASYNC
+static inline struct fasync_struct **perf_event_fasync(struct perf_event *event)
+{
+	if (event->parent)
+		event = event->parent;
+	return &event->fasync;
+}
+#endif
 
 /* 6.13 replaced hrtimer_init() plus ->function by hrtimer_setup(). */
 static inline void knc_hrtimer_setup(struct hrtimer *timer,

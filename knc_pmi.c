@@ -40,19 +40,6 @@ MODULE_PARM_DESC(max_samples_per_tick,
  */
 #define KNC_PMI_MAX_ROUNDS	8
 
-/* Counters whose event is scheduled and running. */
-static unsigned long knc_running_mask(struct knc_cpu_hw *cpuc)
-{
-	unsigned long mask = 0;
-	int idx;
-
-	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
-		if (cpuc->events[idx] &&
-		    !(cpuc->events[idx]->hw.state & PERF_HES_STOPPED))
-			mask |= BIT(idx);
-	return mask;
-}
-
 /*
  * The core's throttle: more than knc_max_samples_per_tick interrupts in
  * one tick (jiffy) stop the event until the next one.  hrtimer code may not
@@ -104,14 +91,6 @@ static void knc_pmi_adjust_freq(struct perf_event *event, u64 count)
 	hwc->sample_period = period;
 }
 
-/* The core's perf_event_fasync(): only the parent has the fasync state. */
-static bool knc_event_has_fasync(struct perf_event *event)
-{
-	if (event->parent)
-		event = event->parent;
-	return event->fasync;
-}
-
 /*
  * Hand one sample to the event, with the core's event_limit
  * (PERF_EVENT_IOC_REFRESH) and SIGIO semantics.  Returns true when the
@@ -135,7 +114,7 @@ static bool knc_pmi_deliver(struct perf_event *event, u64 period,
 	perf_sample_data_init(&data, 0, period);
 	handler(event, &data, regs);
 
-	if (knc_event_has_fasync(event) && event->pending_kill) {
+	if (*perf_event_fasync(event) && event->pending_kill) {
 		event->pending_wakeup = 1;
 		irq_work_queue(&event->pending_irq);
 	}
@@ -177,7 +156,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	unsigned long running, status, idx;
-	bool was_enabled;
+	bool was_enabled = cpuc->enabled;
 	int rounds = 0;
 
 	/*
@@ -190,14 +169,15 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		return NMI_DONE;
 	}
 
-	/* 1. Stop, so no overflow can arrive while the status is handled. */
-	was_enabled = cpuc->enabled;
-	cpuc->enabled = false;
-	knc_ctrl_sync(cpuc);
+	/*
+	 * 1. Stop, so no overflow can arrive while the status is handled:
+	 * the handler is a pmu_disable() bracket of its own.
+	 */
+	knc_pmu_disable(&knc_pmu);
 
-	/* 2. Read which counters overflowed. */
+	/* 2. Read which counters overflowed; the shadow says which run. */
 	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
-	running = knc_running_mask(cpuc);
+	running = cpuc->ctrl_shadow;
 
 	if (!(status & running)) {
 		/*
@@ -208,8 +188,8 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		if (status)
 			knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
 		knc_hw_lvtpc_write(APIC_DM_NMI);
-		cpuc->enabled = was_enabled;
-		knc_ctrl_sync(cpuc);
+		if (was_enabled)
+			knc_pmu_enable(&knc_pmu);
 		return NMI_DONE;
 	}
 
@@ -224,7 +204,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 
 		/* An event still in flight at step 1 may have landed since. */
 		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
-		running = knc_running_mask(cpuc);
+		running = cpuc->ctrl_shadow;
 	} while (status && ++rounds < KNC_PMI_MAX_ROUNDS);
 
 	if (KNC_WARN_ONCE(status, "knc_perf: status %#lx will not clear; stopping its events\n",
@@ -244,8 +224,8 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 	 */
 
 	/* 7. Restart, unless perf has the PMU disabled right now. */
-	cpuc->enabled = was_enabled;
-	knc_ctrl_sync(cpuc);
+	if (was_enabled)
+		knc_pmu_enable(&knc_pmu);
 
 	inc_irq_stat(apic_perf_irqs);
 	return NMI_HANDLED;

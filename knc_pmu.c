@@ -199,7 +199,7 @@ void knc_pmu_disable(struct pmu *pmu)
  * Fold the counter into event->count.  Both the stored and the read value
  * are 40 bits, so masking the difference survives one wrap in between.
  */
-u64 knc_event_update(struct perf_event *event)
+void knc_event_update(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
 	u64 prev, now, delta;
@@ -212,7 +212,6 @@ u64 knc_event_update(struct perf_event *event)
 	delta = (now - prev) & KNC_COUNTER_VALUE_MASK;
 	local64_add(delta, &event->count);
 	local64_sub(delta, &hwc->period_left);
-	return now;
 }
 
 /*

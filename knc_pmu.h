@@ -84,7 +84,7 @@
  */
 struct knc_cpu_hw {
 	struct perf_event	*events[KNC_NUM_COUNTERS];
-	u32			ctrl_shadow;
+	u32			ctrl_shadow;	/* = the started events */
 	u32			ctrl_hw;
 	bool			enabled;	/* outside pmu_disable() */
 	bool			lvt_rearm;	/* a PMI may have masked LVTPC */
@@ -157,7 +157,7 @@ void knc_pmu_stop(struct perf_event *event, int flags);
 void knc_pmu_read(struct perf_event *event);
 void knc_pmu_enable(struct pmu *pmu);
 void knc_pmu_disable(struct pmu *pmu);
-u64 knc_event_update(struct perf_event *event);
+void knc_event_update(struct perf_event *event);
 void knc_set_period(struct perf_event *event);
 void knc_ctrl_sync(struct knc_cpu_hw *cpuc);
 int knc_counters_get(void);
