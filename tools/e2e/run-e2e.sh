@@ -40,9 +40,6 @@ KNC_LOG_TAG=e2e # used by lib.sh
 [ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
 	knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
 knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
-perf=/usr/bin/perf
-[ -x "$perf" ] && file -L "$perf" | grep -q ELF ||
-	knc_die "$perf is not Debian's perf binary (apt-get install linux-perf)"
 
 loops=${KNC_E2E_LOOPS:-1000000}
 period=${KNC_E2E_PERIOD:-10000}
@@ -73,13 +70,9 @@ gcc -static -O2 -Wall -o "$work/badattr" "$KNC_TOOLS/e2e/badattr.c" \
 n=$(objdump -d "$work/workload" | grep -cE '^ +[0-9a-f]+:' || true)
 [ "$n" = 6 ] || knc_die "workload has $n instructions, expected 6"
 
-# perf and its shared libraries, at the paths ldd names
 files=("$work/mod/knc-perf.ko:0644" "$work/workload:0755" "$work/workload-long:0755"
-       "$work/badattr:0755"
-       "$perf:0755:/usr/bin/perf")
-while read -r lib; do
-	files+=("$lib:0755:$lib")
-done < <(ldd "$perf" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' | sort -u)
+       "$work/badattr:0755")
+mapfile -t -O ${#files[@]} files < <(knc_perf_files)	# perf and its libraries
 
 knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/e2e/init" "${files[@]}"
 
