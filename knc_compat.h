@@ -72,6 +72,28 @@ static inline struct fasync_struct **perf_event_fasync(struct perf_event *event)
 }
 #endif
 
+/*
+ * 6.2 gave each (task, PMU) pair its own perf_event_pmu_context, which
+ * holds the PMU's per-task data and is what swap_task_ctx() swaps.  On
+ * 6.1 both belong to the task's perf_hw_context, shared by every hardware
+ * PMU, so the data is knc's only when that context is knc's.
+ */
+#ifdef KNC_HAVE_PMU_CONTEXT
+#define knc_task_ctx perf_event_pmu_context
+
+static inline struct knc_task_ctx *knc_event_task_ctx(struct perf_event *event)
+{
+	return event->pmu_ctx;
+}
+#else
+#define knc_task_ctx perf_event_context
+
+static inline struct knc_task_ctx *knc_event_task_ctx(struct perf_event *event)
+{
+	return event->ctx && event->ctx->pmu == event->pmu ? event->ctx : NULL;
+}
+#endif
+
 /* 6.13 replaced hrtimer_init() plus ->function by hrtimer_setup(). */
 static inline void knc_hrtimer_setup(struct hrtimer *timer,
 				     enum hrtimer_restart (*fn)(struct hrtimer *),

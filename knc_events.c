@@ -109,6 +109,7 @@ PMU_FORMAT_ATTR(edge,	"config:18");
 PMU_FORMAT_ATTR(any,	"config:21");
 PMU_FORMAT_ATTR(inv,	"config:23");
 PMU_FORMAT_ATTR(cmask,	"config:24-31");
+PMU_FORMAT_ATTR(spflt,	"config:32");
 
 static struct attribute *knc_format_attrs[] = {
 	&format_attr_event.attr,
@@ -117,6 +118,7 @@ static struct attribute *knc_format_attrs[] = {
 	&format_attr_any.attr,
 	&format_attr_inv.attr,
 	&format_attr_cmask.attr,
+	&format_attr_spflt.attr,
 	NULL,
 };
 
@@ -128,6 +130,7 @@ static const struct attribute_group knc_format_group = {
 const struct attribute_group *knc_attr_groups[] = {
 	&knc_format_group,
 	&knc_events_group,
+	&knc_rdpmc_group,
 	NULL,
 };
 

@@ -52,6 +52,7 @@ static void knc_reset_counters_local(void)
 	}
 	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
 	knc_hw_write(KNC_MSR_SPFLT_CONTROL, 0);
+	knc_spflt_reset(cpuc);
 }
 
 /*
@@ -179,11 +180,13 @@ void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 	knc_hw_write(KNC_MSR_GLOBAL_CTRL, want);
 }
 
+/* SPFLT_CONTROL first, so nothing counts ungated once GLOBAL_CTRL is on. */
 void knc_pmu_enable(struct pmu *pmu)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 
 	cpuc->enabled = true;
+	knc_spflt_sync(cpuc);
 	knc_ctrl_sync(cpuc);
 }
 
@@ -196,8 +199,10 @@ void knc_pmu_disable(struct pmu *pmu)
 }
 
 /*
- * Fold the counter into event->count.  Both the stored and the read value
- * are 40 bits, so masking the difference survives one wrap in between.
+ * Fold the counter into event->count.  Masking the difference to 40 bits
+ * survives one wrap in between.  prev_count is kept sign-extended from
+ * bit 39, the value RDPMC users compute (offset + sign-extended counter,
+ * include/uapi/linux/perf_event.h), so the mmap page's offset is right.
  */
 void knc_event_update(struct perf_event *event)
 {
@@ -206,7 +211,8 @@ void knc_event_update(struct perf_event *event)
 
 	do {
 		prev = local64_read(&hwc->prev_count);
-		now = knc_hw_read(KNC_MSR_PERFCNT(hwc->idx));
+		now = sign_extend64(knc_hw_read(KNC_MSR_PERFCNT(hwc->idx)),
+				    KNC_COUNTER_BITS - 1);
 	} while (local64_cmpxchg(&hwc->prev_count, prev, now) != prev);
 
 	delta = (now - prev) & KNC_COUNTER_VALUE_MASK;
@@ -237,9 +243,10 @@ void knc_set_period(struct perf_event *event)
 	if (left > KNC_MAX_PERIOD)
 		left = KNC_MAX_PERIOD;
 
-	start = (u64)-left & KNC_COUNTER_VALUE_MASK;
+	start = (u64)-left;
 	local64_set(&hwc->prev_count, start);
-	knc_hw_write(KNC_MSR_PERFCNT(hwc->idx), start);
+	knc_hw_write(KNC_MSR_PERFCNT(hwc->idx), start & KNC_COUNTER_VALUE_MASK);
+	perf_event_update_userpage(event);
 }
 
 void knc_pmu_start(struct perf_event *event, int flags)
@@ -306,6 +313,7 @@ int knc_pmu_add(struct perf_event *event, int flags)
 
 	cpuc->events[idx] = event;
 	hwc->idx = idx;
+	knc_spflt_add(cpuc, event);
 	if (unlikely(cpuc->lvt_rearm)) {
 		knc_hw_lvtpc_write(APIC_DM_NMI);
 		cpuc->lvt_rearm = false;
@@ -321,7 +329,6 @@ int knc_pmu_add(struct perf_event *event, int flags)
 
 	if (flags & PERF_EF_START)
 		knc_pmu_start(event, PERF_EF_RELOAD);
-	perf_event_update_userpage(event);
 	return 0;
 }
 
@@ -331,6 +338,7 @@ void knc_pmu_del(struct perf_event *event, int flags)
 	struct hw_perf_event *hwc = &event->hw;
 
 	knc_pmu_stop(event, PERF_EF_UPDATE);
+	knc_spflt_del(cpuc, event);
 	cpuc->events[hwc->idx] = NULL;
 	hwc->idx = -1;
 	perf_event_update_userpage(event);
@@ -446,6 +454,11 @@ int knc_pmu_event_init(struct perf_event *event)
 	if (err)
 		return err;
 
+	err = knc_ring3_event_init(event, config);
+	if (err)
+		return err;
+	config &= KNC_EVTSEL_MASK;
+
 	err = knc_counters_get();
 	if (err)
 		return err;
@@ -482,6 +495,10 @@ struct pmu knc_pmu = {
 	.read		= knc_pmu_read,
 	.pmu_enable	= knc_pmu_enable,
 	.pmu_disable	= knc_pmu_disable,
+	.event_idx	= knc_event_idx,
+	.event_mapped	= knc_event_mapped,
+	.event_unmapped	= knc_event_unmapped,
+	.swap_task_ctx	= knc_swap_task_ctx,
 };
 
 /*
@@ -612,18 +629,26 @@ int knc_pmu_register(const char *name)
 		knc_pmi_cpu_init(knc_cpu_hw(cpu));
 	}
 
+	err = knc_ring3_init();
+	if (err)
+		return err;
+
 	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "perf/x86/knc:online",
 				knc_cpu_online, knc_cpu_offline);
 	if (err < 0)
-		return err;
+		goto out_ring3;
 	knc_cpuhp_state = err;
 
 	err = perf_pmu_register(&knc_pmu, name, -1);
-	if (err) {
-		cpuhp_remove_state(knc_cpuhp_state);
-		return err;
-	}
+	if (err)
+		goto out_cpuhp;
 	return 0;
+
+out_cpuhp:
+	cpuhp_remove_state(knc_cpuhp_state);
+out_ring3:
+	knc_ring3_exit();
+	return err;
 }
 
 /*
@@ -634,6 +659,7 @@ void knc_pmu_unregister(void)
 {
 	perf_pmu_unregister(&knc_pmu);
 	cpuhp_remove_state(knc_cpuhp_state);
+	knc_ring3_exit();
 }
 
 #ifndef KNC_PMU_KUNIT

@@ -17,7 +17,9 @@
 #include <linux/sched/clock.h>
 #include <linux/types.h>
 #include <asm/apic.h>
+#include <asm/perf_event.h>
 #include <asm/processor.h>
+#include <asm/tlbflush.h>
 
 #include "knc_compat.h"
 
@@ -58,10 +60,22 @@
 #define KNC_EVTSEL_INV			BIT_ULL(23)
 #define KNC_EVTSEL_CMASK		GENMASK_ULL(31, 24)
 
+/* Everything IA32_PerfEvtSel holds; the bits above are reserved. */
+#define KNC_EVTSEL_MASK			GENMASK_ULL(31, 0)
+
+/*
+ * format/spflt: gate the event on the SPFLT user preference.  It is not
+ * an EvtSel bit; it selects the counter's enable bit in
+ * PERF_SPFLT_CONTROL (spec table 1-7), so it sits above the 32 EvtSel
+ * bits and never reaches IA32_PerfEvtSel.
+ */
+#define KNC_CONFIG_SPFLT		BIT_ULL(32)
+
 /* The attr.config bits a user may set: the format/ fields. */
 #define KNC_CONFIG_USER_MASK		(KNC_EVTSEL_EVENT | KNC_EVTSEL_UMASK | \
 					 KNC_EVTSEL_EDGE | KNC_EVTSEL_ANY_THREAD | \
-					 KNC_EVTSEL_INV | KNC_EVTSEL_CMASK)
+					 KNC_EVTSEL_INV | KNC_EVTSEL_CMASK | \
+					 KNC_CONFIG_SPFLT)
 
 /* Table 1-6 groups events by unit; the unit shows in the umask. */
 #define KNC_UMASK_L2			0x10
@@ -70,6 +84,23 @@
 /* Spec table 1-7: PERF_SPFLT_CONTROL. */
 #define KNC_SPFLT_ENABLE(idx)		BIT_ULL(idx)
 #define KNC_SPFLT_USER_PREF		BIT_ULL(63)
+
+/*
+ * RDPMC takes the counter number in ECX (spec table 1-1), so the mmap
+ * page's index, which is ECX + 1, is the counter index + 1.
+ */
+
+/* hw_perf_event.flags bits of our own, in the PERF_EVENT_FLAG_ARCH range. */
+#define KNC_EVENT_FLAG_SPFLT		BIT(0)	/* gated by USER_PREF */
+
+/*
+ * What the perf core keeps for knc per task (pmu->task_ctx_cache): the
+ * task's SPFLT user preference while it is off the CPU.  Zeroed at
+ * allocation, which is the spec's reset value.
+ */
+struct knc_task_data {
+	bool			user_pref;
+};
 
 /* The perf core's mark for a throttled event (its MAX_INTERRUPTS). */
 #define KNC_THROTTLED			(~0ULL)
@@ -81,6 +112,11 @@
  * ctrl_shadow is the set of counters perf wants running.  ctrl_hw caches
  * what IA32_PERF_GLOBAL_CTRL holds, so the register is written only when
  * the wanted value changes and never read back.
+ *
+ * PERF_SPFLT_CONTROL is kept the same way, but its USER_PREF bit changes
+ * under the driver's feet whenever code runs SPFLT.  spflt_pref is only
+ * known between a read or write of the register and the end of the
+ * pmu_disable() bracket it happened in; no SPFLT can run inside one.
  */
 struct knc_cpu_hw {
 	struct perf_event	*events[KNC_NUM_COUNTERS];
@@ -91,6 +127,12 @@ struct knc_cpu_hw {
 	u32			saved_lvtpc;	/* LVTPC before we set it */
 	struct irq_work		unthrottle_work;
 	struct hrtimer		unthrottle_timer;
+
+	u32			spflt_enables;	/* counters of spflt events */
+	u32			pref_holders;	/* task events with a saved pref */
+	bool			spflt_pref;	/* USER_PREF, if spflt_pref_known */
+	bool			spflt_pref_known;
+	bool			spflt_dirty;	/* SPFLT_CONTROL needs a write */
 };
 
 DECLARE_PER_CPU(struct knc_cpu_hw, knc_cpu_state);
@@ -108,6 +150,8 @@ int knc_hw_write_safe(u32 msr, u64 val);
 u32 knc_hw_lvtpc_read(void);
 void knc_hw_lvtpc_write(u32 val);
 u64 knc_hw_clock(void);
+void knc_hw_set_pce(bool on);
+unsigned int knc_hw_pmc_width(void);
 #else
 static __always_inline u64 knc_hw_read(u32 msr)
 {
@@ -145,6 +189,28 @@ static __always_inline u64 knc_hw_clock(void)
 {
 	return local_clock();
 }
+
+/* CR4.PCE: whether RDPMC works outside ring 0 on this CPU. */
+static inline void knc_hw_set_pce(bool on)
+{
+	if (on)
+		cr4_update_irqsoff(X86_CR4_PCE, 0);
+	else
+		cr4_update_irqsoff(0, X86_CR4_PCE);
+}
+
+/*
+ * The counter width the kernel publishes as the mmap page's pmc_width.
+ * x86 takes it from its core PMU (arch_perf_update_userpage()), so it is
+ * 40 only where that PMU is upstream's KNC driver, and 0 without one.
+ */
+static inline unsigned int knc_hw_pmc_width(void)
+{
+	struct x86_pmu_capability cap;
+
+	perf_get_x86_pmu_capability(&cap);
+	return cap.bit_width_gp;
+}
 #endif
 
 /* knc_pmu.c */
@@ -175,6 +241,21 @@ extern unsigned int knc_max_samples_per_tick;
 int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs);
 void knc_pmi_cpu_init(struct knc_cpu_hw *cpuc);
 void knc_pmi_cpu_stop(struct knc_cpu_hw *cpuc);
+
+/* knc_ring3.c */
+extern const struct attribute_group knc_rdpmc_group;
+int knc_ring3_event_init(struct perf_event *event, u64 config);
+void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event);
+void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event);
+void knc_spflt_sync(struct knc_cpu_hw *cpuc);
+void knc_spflt_reset(struct knc_cpu_hw *cpuc);
+void knc_swap_task_ctx(struct knc_task_ctx *prev, struct knc_task_ctx *next);
+int knc_event_idx(struct perf_event *event);
+void knc_event_mapped(struct perf_event *event, struct mm_struct *mm);
+void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm);
+void knc_rdpmc_probe(void);
+int knc_ring3_init(void);
+void knc_ring3_exit(void);
 
 /* knc_events.c */
 extern const unsigned int knc_sysfs_events_count;

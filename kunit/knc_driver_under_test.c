@@ -7,3 +7,4 @@
 #include "../knc_pmu.c"
 #include "../knc_events.c"
 #include "../knc_pmi.c"
+#include "../knc_ring3.c"

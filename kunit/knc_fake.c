@@ -313,3 +313,17 @@ u64 knc_hw_clock(void)
 {
 	return this_cpu_ptr(&knc_fake_threads)->clock_ns;
 }
+
+/* CR4.PCE of the simulated thread: RDPMC allowed outside ring 0. */
+void knc_hw_set_pce(bool on)
+{
+	this_cpu_ptr(&knc_fake_threads)->pce = on;
+}
+
+/* What the kernel would publish as the mmap page's pmc_width. */
+unsigned int knc_fake_pmc_width = 40;
+
+unsigned int knc_hw_pmc_width(void)
+{
+	return knc_fake_pmc_width;
+}

@@ -57,5 +57,6 @@ extern struct kunit_suite knc_owner_suite;
 extern struct kunit_suite knc_core_suite;
 extern struct kunit_suite knc_pmi_suite;
 extern struct kunit_suite knc_sampling_suite;
+extern struct kunit_suite knc_ring3_suite;
 
 #endif /* KNC_KUNIT_H */

@@ -41,6 +41,7 @@ int knc_test_init(struct kunit *test)
 		cpuc->enabled = true;
 		cpuc->lvt_rearm = false;
 		cpuc->saved_lvtpc = APIC_LVT_MASKED;
+		knc_spflt_reset(cpuc);
 	}
 	return 0;
 }
@@ -165,7 +166,7 @@ void knc_test_read(struct perf_event *event)
 kunit_test_suites(&knc_fake_suite, &knc_events_suite, &knc_identity_suite,
 		  &knc_event_init_suite, &knc_sched_suite, &knc_counting_suite,
 		  &knc_owner_suite, &knc_pmi_suite, &knc_sampling_suite,
-		  &knc_core_suite);
+		  &knc_core_suite, &knc_ring3_suite);
 
 /*
  * The suites run once this module is live, against the driver copy

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Ring-3 self-monitoring against the fake PMU: the spflt format bit, the
+ * SPFLT user preference kept per task across sched-out/in, rotation,
+ * migration and context swaps, and what RDPMC readers of the mmap page
+ * rely on (index, the sign-extended prev_count, the rdpmc knob).
+ */
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "knc_kunit.h"
+
+#define EV_INST_SPFLT		(EV_INST | KNC_CONFIG_SPFLT)
+
+/* What SPFLT does to the hardware thread it runs on (spec table 1-1). */
+static void knc_test_spflt_insn(struct knc_fake_thread *t, bool on)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	if (on)
+		t->spflt |= KNC_SPFLT_USER_PREF;
+	else
+		t->spflt &= ~KNC_SPFLT_USER_PREF;
+	local_irq_restore(flags);
+}
+
+static bool knc_test_pref(const struct knc_fake_thread *t)
+{
+	return !!(t->spflt & KNC_SPFLT_USER_PREF);
+}
+
+static unsigned int knc_spflt_accesses(const struct knc_fake_thread *t)
+{
+	return knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_SPFLT_CONTROL) +
+	       knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_SPFLT_CONTROL);
+}
+
+/*
+ * A hand-built per-task event whose task has knc data, as the perf core
+ * sets it up for a task that opened a spflt event.
+ */
+struct knc_test_task {
+	struct knc_task_ctx		tctx;
+	struct knc_task_data	data;
+};
+
+static struct perf_event *knc_task_event(struct kunit *test,
+					 struct knc_test_task *task, u64 config)
+{
+	struct perf_event *e = knc_test_event(test, knc_pmu.type, config);
+
+	e->attach_state = PERF_ATTACH_TASK;
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
+	task->tctx.task_ctx_data = &task->data;
+#ifdef KNC_HAVE_PMU_CONTEXT
+	e->pmu_ctx = &task->tctx;
+#else
+	task->tctx.pmu = &knc_pmu;
+	e->ctx = &task->tctx;
+#endif
+	return e;
+}
+
+/* The format bit selects the counter's SPFLT enable and nothing else. */
+static void knc_spflt_sets_enable_of_its_counter(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST_SPFLT);
+	struct knc_fake_thread *t = knc_test_fake();
+	int idx;
+
+	KUNIT_EXPECT_TRUE(test, e->hw.flags & KNC_EVENT_FLAG_SPFLT);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	idx = e->hw.idx;
+	KUNIT_EXPECT_EQ(test, t->spflt, KNC_SPFLT_ENABLE(idx));
+	KUNIT_EXPECT_EQ(test, t->evtsel[idx], EV_INST | EVTSEL_USR_OS_EN);
+
+	knc_test_inject(EV_INST, 100);		/* preference 0: gated */
+	knc_test_spflt_insn(t, true);
+	knc_test_inject(EV_INST, 7);
+	knc_test_spflt_insn(t, false);
+	knc_test_inject(EV_INST, 1000);
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 7);
+
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+}
+
+/* An event without spflt beside one with it counts regardless. */
+static void knc_spflt_leaves_other_counter_ungated(struct kunit *test)
+{
+	struct perf_event *g = knc_test_counting_event(test, EV_INST_SPFLT);
+	struct perf_event *p = knc_test_counting_event(test, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(g), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(p), 0);
+	KUNIT_EXPECT_EQ(test, t->spflt & ~KNC_SPFLT_USER_PREF,
+			KNC_SPFLT_ENABLE(g->hw.idx));
+	knc_test_inject(EV_INST, 50);
+	knc_test_read(g);
+	knc_test_read(p);
+	KUNIT_EXPECT_EQ(test, local64_read(&g->count), 0);
+	KUNIT_EXPECT_EQ(test, local64_read(&p->count), 50);
+	knc_test_sched_out(p);
+	knc_test_sched_out(g);
+}
+
+/* Both counters may carry spflt events at once. */
+static void knc_spflt_on_both_counters(struct kunit *test)
+{
+	struct perf_event *a = knc_test_counting_event(test, EV_INST_SPFLT);
+	struct perf_event *b = knc_test_counting_event(test, EV_CYCLES |
+						       KNC_CONFIG_SPFLT);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
+	KUNIT_EXPECT_EQ(test, t->spflt, KNC_SPFLT_ENABLE(0) | KNC_SPFLT_ENABLE(1));
+	knc_test_sched_out(a);
+	KUNIT_EXPECT_EQ(test, t->spflt, KNC_SPFLT_ENABLE(b->hw.idx));
+	knc_test_sched_out(b);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+}
+
+/* Events without spflt, of tasks without knc data, never touch 0x2c. */
+static void knc_spflt_untouched_without_spflt(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_EXPECT_FALSE(test, e->attach_state & PERF_ATTACH_TASK_DATA);
+	knc_fake_clear_log(t);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_read(e);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, knc_spflt_accesses(t), 0);
+}
+
+/* CPU-wide: the preference is whatever the running thread set. */
+static void knc_spflt_cpu_wide_keeps_live_pref(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST_SPFLT);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_EXPECT_FALSE(test, e->attach_state & PERF_ATTACH_TASK_DATA);
+	knc_test_spflt_insn(t, true);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	KUNIT_EXPECT_EQ(test, t->spflt,
+			KNC_SPFLT_USER_PREF | KNC_SPFLT_ENABLE(e->hw.idx));
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, t->spflt, KNC_SPFLT_USER_PREF);
+}
+
+/* Refusals leave nothing behind: no counter reference, no task data. */
+static void knc_spflt_with_any_refused(struct kunit *test)
+{
+	struct perf_event *e = knc_test_event(test, knc_pmu.type,
+					      EV_INST_SPFLT | KNC_EVTSEL_ANY_THREAD);
+
+	e->attach_state = PERF_ATTACH_TASK;
+	KUNIT_EXPECT_EQ(test, knc_test_event_init(test, e), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, e->destroy, NULL);
+	KUNIT_EXPECT_FALSE(test, e->attach_state & PERF_ATTACH_TASK_DATA);
+}
+
+static void knc_spflt_task_asks_for_task_data(struct kunit *test)
+{
+	struct perf_event *e = knc_test_event(test, knc_pmu.type, EV_INST_SPFLT);
+
+	e->attach_state = PERF_ATTACH_TASK;
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
+	KUNIT_EXPECT_TRUE(test, e->attach_state & PERF_ATTACH_TASK_DATA);
+	KUNIT_EXPECT_NOT_NULL(test, knc_pmu.task_ctx_cache);
+}
+
+/*
+ * Sched-out saves the task's preference and leaves the reset value for
+ * whatever runs next; sched-in brings it back.  One context switch costs
+ * a read and a write out, a write in.
+ */
+static void knc_spflt_pref_follows_task(struct kunit *test)
+{
+	struct knc_test_task task = {};
+	struct perf_event *e = knc_task_event(test, &task, EV_INST_SPFLT);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned int out, in;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));	/* a new task: 0 */
+	knc_test_spflt_insn(t, true);
+
+	knc_fake_clear_log(t);
+	knc_test_sched_out(e);
+	out = knc_spflt_accesses(t);
+	KUNIT_EXPECT_TRUE(test, task.data.user_pref);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);		/* nothing leaks */
+
+	knc_fake_clear_log(t);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	in = knc_spflt_accesses(t);
+	KUNIT_EXPECT_EQ(test, t->spflt,
+			KNC_SPFLT_USER_PREF | KNC_SPFLT_ENABLE(e->hw.idx));
+	knc_test_inject(EV_INST, 11);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 11);
+
+	kunit_info(test, "SPFLT_CONTROL accesses per context switch: out %u, in %u\n",
+		   out, in);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_SPFLT_CONTROL), 1);
+	KUNIT_EXPECT_EQ(test, out, 2);
+	KUNIT_EXPECT_EQ(test, in, 1);
+}
+
+/*
+ * A task's other knc events keep its preference live: when its spflt
+ * event rotates out and back while the task runs on, the value it set
+ * meanwhile stays, and is not replaced by the one saved earlier.
+ */
+static void knc_spflt_rotation_keeps_live_pref(struct kunit *test)
+{
+	struct knc_test_task task = {};
+	struct perf_event *a = knc_task_event(test, &task, EV_INST_SPFLT);
+	struct perf_event *b = knc_task_event(test, &task, EV_CYCLES);
+	struct perf_event *c = knc_task_event(test, &task, EV_VPU_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
+
+	/* rotate a out for c: b holds the preference through it */
+	knc_test_sched_out(a);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(c), 0);
+	knc_test_spflt_insn(t, true);		/* while a is off */
+	knc_test_sched_out(c);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
+	KUNIT_EXPECT_TRUE(test, t->spflt & KNC_SPFLT_ENABLE(a->hw.idx));
+
+	/*
+	 * The core's rotation: everything out, then in, in one bracket.  The
+	 * saved value (0) is stale; the live one (1) must survive.
+	 */
+	KUNIT_EXPECT_FALSE(test, task.data.user_pref);
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	knc_pmu_del(a, 0);
+	knc_pmu_del(b, 0);
+	KUNIT_EXPECT_EQ(test, knc_pmu_add(c, PERF_EF_START), 0);
+	KUNIT_EXPECT_EQ(test, knc_pmu_add(a, PERF_EF_START), 0);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
+	KUNIT_EXPECT_TRUE(test, task.data.user_pref);
+
+	knc_test_sched_out(a);
+	knc_test_sched_out(c);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+}
+
+/*
+ * The core's context swap between cloned task contexts keeps the events
+ * on the counters; the preference must still change hands.
+ */
+static void knc_spflt_swap_moves_pref(struct kunit *test)
+{
+	struct knc_test_task prev = {}, next = {};
+	struct perf_event *e = knc_task_event(test, &prev, EV_INST_SPFLT);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+
+	next.tctx.task_ctx_data = &next.data;
+	next.data.user_pref = false;
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_spflt_insn(t, true);
+
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	knc_swap_task_ctx(&prev.tctx, &next.tctx);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_TRUE(test, prev.data.user_pref);
+	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));	/* next's own value */
+	KUNIT_EXPECT_PTR_EQ(test, prev.tctx.task_ctx_data, (void *)&next.data);
+	KUNIT_EXPECT_PTR_EQ(test, next.tctx.task_ctx_data, (void *)&prev.data);
+	knc_test_inject(EV_INST, 5);
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 0);
+
+	/* and back: the first task finds its preference again */
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	knc_swap_task_ctx(&prev.tctx, &next.tctx);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
+	knc_test_sched_out(e);
+}
+
+/* Through the real perf core: a kernel counter on the test task. */
+static struct perf_event *knc_core_task_counter(struct kunit *test, u64 config,
+						bool pinned)
+{
+	struct perf_event_attr attr = {
+		.type = knc_pmu.type,
+		.size = sizeof(attr),
+		.config = config,
+		.pinned = pinned,
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(event), "err %ld", PTR_ERR(event));
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_test_release_counter, event), 0);
+	return event;
+}
+
+struct knc_observer {
+	struct completion	done;
+	u64			spflt;
+};
+
+static int knc_observe(void *arg)
+{
+	struct knc_observer *o = arg;
+
+	o->spflt = knc_fake_thread(raw_smp_processor_id())->spflt;
+	complete(&o->done);
+	return 0;
+}
+
+/* What another task sees of PERF_SPFLT_CONTROL on @cpu. */
+static u64 knc_test_other_task_sees(struct kunit *test, unsigned int cpu)
+{
+	struct knc_observer o;
+	struct task_struct *k;
+
+	init_completion(&o.done);
+	k = kthread_create_on_cpu(knc_observe, &o, cpu, "knc_observer/%u");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(k));
+	wake_up_process(k);
+	wait_for_completion(&o.done);	/* this task sleeps: sched-out */
+	return o.spflt;
+}
+
+/* Real context switches and a real migration, through the perf core. */
+static void knc_core_spflt_pref_per_task(struct kunit *test)
+{
+	struct perf_event *e = knc_core_task_counter(test, EV_INST_SPFLT, true);
+	unsigned int other = cpumask_last(cpu_online_mask);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	if (other == KNC_TEST_CPU)
+		kunit_skip(test, "needs a second CPU");
+	KUNIT_ASSERT_GE(test, e->hw.idx, 0);
+	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));
+	knc_test_spflt_insn(t, true);
+
+	KUNIT_EXPECT_EQ(test, knc_test_other_task_sees(test, KNC_TEST_CPU), 0);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
+	knc_test_inject(EV_INST, 3);
+
+	set_cpus_allowed_ptr(current, cpumask_of(other));
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(knc_fake_thread(other)));
+	knc_fake_inject(knc_fake_thread(other), EV_INST & 0xff, 0, 4);
+	knc_test_spflt_insn(knc_fake_thread(other), false);
+	knc_fake_inject(knc_fake_thread(other), EV_INST & 0xff, 0, 100);
+
+	set_cpus_allowed_ptr(current, cpumask_of(KNC_TEST_CPU));
+	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));
+	KUNIT_EXPECT_EQ(test, knc_fake_thread(other)->spflt, 0);
+	KUNIT_EXPECT_EQ(test, perf_event_read_value(e, &(u64){0}, &(u64){0}), 7);
+}
+
+/*
+ * Real rotation: three flexible events of the task on two counters, so
+ * the spflt one is off now and then, while the task keeps running and
+ * changing its preference.
+ */
+static void knc_core_spflt_survives_rotation(struct kunit *test)
+{
+	struct perf_event *a = knc_core_task_counter(test, EV_INST_SPFLT, false);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long end = jiffies + msecs_to_jiffies(200);
+	unsigned int flips = 0, off = 0;
+	bool want = false;
+
+	knc_core_task_counter(test, EV_CYCLES, false);
+	knc_core_task_counter(test, EV_VPU_INST, false);
+	while (time_before(jiffies, end)) {
+		want = !want;
+		knc_test_spflt_insn(t, want);
+		flips++;
+		off += READ_ONCE(a->hw.idx) < 0;
+		mdelay(3);			/* a rotation may come meanwhile */
+		if (knc_test_pref(t) != want)
+			break;
+	}
+	kunit_info(test, "%u preference changes, %u with the spflt event off\n",
+		   flips, off);
+	KUNIT_EXPECT_EQ(test, knc_test_pref(t), want);
+	KUNIT_EXPECT_GT(test, off, 0);
+}
+
+/*
+ * The mmap page: RDPMC index, and an offset consistent with a 40-bit
+ * RDPMC read sign-extended by the reader, across reads and a wrap.
+ */
+static s64 knc_test_user_read(struct perf_event *e, s64 offset)
+{
+	return offset + sign_extend64(knc_test_fake()->counter[e->hw.idx],
+				      KNC_COUNTER_BITS - 1);
+}
+
+static void knc_rdpmc_page_matches_read(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct knc_fake_thread *t = knc_test_fake();
+	s64 offset;
+	u64 n = 0;
+
+	KUNIT_EXPECT_TRUE(test, e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
+	KUNIT_EXPECT_EQ(test, knc_event_idx(e), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	KUNIT_EXPECT_EQ(test, knc_event_idx(e), e->hw.idx + 1);
+	t->lvtpc |= APIC_LVT_MASKED;	/* no PMI folds the wrap */
+
+	/* what perf_event_update_userpage() publishes */
+	offset = local64_read(&e->count) - local64_read(&e->hw.prev_count);
+	KUNIT_EXPECT_EQ(test, knc_test_user_read(e, offset), 0);
+
+	knc_test_inject(EV_INST, 1000);
+	n += 1000;
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), n);
+	KUNIT_EXPECT_EQ(test, knc_test_user_read(e, offset), n);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count) -
+			local64_read(&e->hw.prev_count), offset);
+
+	knc_test_inject(EV_INST, KNC_MAX_PERIOD);	/* past the wrap */
+	n += KNC_MAX_PERIOD;
+	KUNIT_EXPECT_TRUE(test, t->status & BIT(e->hw.idx));
+	KUNIT_EXPECT_EQ(test, knc_test_user_read(e, offset), n);
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), n);
+
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, knc_event_idx(e), 0);
+	t->status = 0;
+}
+
+static ssize_t knc_test_rdpmc_store(const char *val)
+{
+	struct device_attribute *attr =
+		container_of(knc_rdpmc_group.attrs[0], struct device_attribute, attr);
+
+	return attr->store(NULL, attr, val, strlen(val));
+}
+
+static ssize_t knc_test_rdpmc_show(char *buf)
+{
+	struct device_attribute *attr =
+		container_of(knc_rdpmc_group.attrs[0], struct device_attribute, attr);
+
+	return attr->show(NULL, attr, buf);
+}
+
+static void knc_rdpmc_restore(void *unused)
+{
+	knc_fake_pmc_width = KNC_COUNTER_BITS;
+	knc_rdpmc_probe();
+	knc_test_rdpmc_store("1");
+}
+
+/* The knob: 0 and 1 as on x86; 2 and junk refused. */
+static void knc_rdpmc_knob(struct kunit *test)
+{
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);	/* sysfs_emit() */
+	struct perf_event *e;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_rdpmc_restore, NULL), 0);
+	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_show(buf), 2);
+	KUNIT_EXPECT_STREQ(test, buf, "1\n");
+	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("2"), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("3"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("x"), -EINVAL);
+	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("0"), 1);
+
+	e = knc_test_counting_event(test, EV_INST);
+	KUNIT_EXPECT_FALSE(test, e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	KUNIT_EXPECT_EQ(test, knc_event_idx(e), 0);
+	knc_test_sched_out(e);
+}
+
+/* Where the kernel would publish pmc_width 0, no event offers RDPMC. */
+static void knc_rdpmc_needs_40bit_width(struct kunit *test)
+{
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	struct perf_event *e;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_rdpmc_restore, NULL), 0);
+	knc_fake_pmc_width = 0;
+	knc_rdpmc_probe();
+	knc_test_rdpmc_show(buf);
+	KUNIT_EXPECT_STREQ(test, buf, "0\n");
+	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("1"), -EOPNOTSUPP);
+	e = knc_test_counting_event(test, EV_INST);
+	KUNIT_EXPECT_FALSE(test, e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
+}
+
+/* Mapping counts in mm->context.perf_rdpmc_allowed, as x86 does. */
+static void knc_rdpmc_mapped_counts_in_mm(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct perf_event *f;
+	struct mm_struct *mm;
+
+	mm = kunit_kzalloc(test, sizeof(*mm) + 4 * cpumask_size(), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	mmap_init_lock(mm);
+	knc_test_rdpmc_store("0");
+	f = knc_test_counting_event(test, EV_INST);
+	knc_test_rdpmc_store("1");
+
+	mmap_write_lock(mm);
+	knc_event_mapped(e, mm);
+	knc_event_mapped(e, mm);
+	knc_event_mapped(f, mm);		/* offers no RDPMC: no grant */
+	KUNIT_EXPECT_EQ(test, atomic_read(&mm->context.perf_rdpmc_allowed), 2);
+	knc_event_unmapped(e, mm);
+	knc_event_unmapped(f, mm);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mm->context.perf_rdpmc_allowed), 1);
+	knc_event_unmapped(e, mm);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mm->context.perf_rdpmc_allowed), 0);
+	mmap_write_unlock(mm);
+	/* mm runs nowhere, so no CPU's CR4.PCE changed */
+	KUNIT_EXPECT_FALSE(test, knc_test_fake()->pce);
+}
+
+static struct kunit_case knc_ring3_cases[] = {
+	KUNIT_CASE(knc_spflt_sets_enable_of_its_counter),
+	KUNIT_CASE(knc_spflt_leaves_other_counter_ungated),
+	KUNIT_CASE(knc_spflt_on_both_counters),
+	KUNIT_CASE(knc_spflt_untouched_without_spflt),
+	KUNIT_CASE(knc_spflt_cpu_wide_keeps_live_pref),
+	KUNIT_CASE(knc_spflt_with_any_refused),
+	KUNIT_CASE(knc_spflt_task_asks_for_task_data),
+	KUNIT_CASE(knc_spflt_pref_follows_task),
+	KUNIT_CASE(knc_spflt_rotation_keeps_live_pref),
+	KUNIT_CASE(knc_spflt_swap_moves_pref),
+	KUNIT_CASE(knc_core_spflt_pref_per_task),
+	KUNIT_CASE(knc_core_spflt_survives_rotation),
+	KUNIT_CASE(knc_rdpmc_page_matches_read),
+	KUNIT_CASE(knc_rdpmc_knob),
+	KUNIT_CASE(knc_rdpmc_needs_40bit_width),
+	KUNIT_CASE(knc_rdpmc_mapped_counts_in_mm),
+	{}
+};
+
+struct kunit_suite knc_ring3_suite = {
+	.name = "knc_ring3",
+	.init = knc_owner_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_ring3_cases,
+};
