@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rdpmc-nomap [nomap|map|unmap]: execute RDPMC from ring 3 and report
+ * whether it was allowed.  knc-perf sets CR4.PCE only while the process
+ * has a knc event mapped (that offers RDPMC), so RDPMC must fault
+ * (#GP, delivered as SIGSEGV) in a process that has none.
+ *
+ *	nomap	(default) no event at all: RDPMC ECX=0 must be refused
+ *	map	a knc/instructions_executed/u event, mapped: prints its page
+ *		(cap_user_rdpmc, index, pmc_width) and executes RDPMC on its
+ *		counter (index - 1, or ECX=0 when index is 0): allowed when
+ *		the page offers RDPMC, refused when it does not (rdpmc knob 0)
+ *	unmap	the same event, mapped and unmapped again (fd still open):
+ *		refused again
+ *
+ * Prints one line, "rdpmc-nomap: mode=M [page fields] ecx=N result=
+ * refused signal=SIGSEGV" or "... result=allowed value=0x...".  Exit
+ * status 0 when RDPMC ran or faulted, 1 on a setup error, 2 without a
+ * knc PMU (map and unmap only).
+ * Build: gcc -static -O2 rdpmc-nomap.c -o rdpmc-nomap
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../include/knc_selfmon.h"
+
+static sigjmp_buf fault_jmp;
+
+static void on_fault(int sig)
+{
+	siglongjmp(fault_jmp, sig);
+}
+
+/* RDPMC @ecx; 0 if it ran (value in @v), else the signal it raised */
+static int try_rdpmc(unsigned int ecx, uint64_t *v)
+{
+	struct sigaction sa = { .sa_handler = on_fault };
+	int sig;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);	/* #UD: a CPU without RDPMC */
+	sig = sigsetjmp(fault_jmp, 1);
+	if (!sig)
+		*v = knc_rdpmc(ecx);
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGILL, SIG_DFL);
+	return sig;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "nomap";
+	struct knc_counter c = { .fd = -1 };
+	unsigned int ecx = 0;
+	uint64_t v = 0;
+	int err, sig;
+
+	if (argc > 2 || (strcmp(mode, "nomap") && strcmp(mode, "map") &&
+			 strcmp(mode, "unmap"))) {
+		fprintf(stderr, "usage: rdpmc-nomap [nomap|map|unmap]\n");
+		return 1;
+	}
+	printf("rdpmc-nomap: mode=%s", mode);
+	if (strcmp(mode, "nomap")) {
+		err = knc_open_self(&c, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0));
+		if (!err)
+			err = knc_map(&c);
+		if (err) {
+			printf(" error=%s\n", strerror(-err));
+			fprintf(stderr, "rdpmc-nomap: knc/instructions_executed/u: %s%s\n",
+				strerror(-err), err == -ENOENT ?
+				" (no knc PMU: is knc-perf.ko loaded?)" : "");
+			return err == -ENOENT ? 2 : 1;
+		}
+		/* not knc_read(): its own RDPMC must not be the one to fault */
+		printf(" cap_user_rdpmc=%u index=%u pmc_width=%u",
+		       (unsigned int)c.page->cap_user_rdpmc, c.page->index,
+		       (unsigned int)c.page->pmc_width);
+		if (c.page->index)
+			ecx = c.page->index - 1;
+		if (!strcmp(mode, "unmap")) {
+			munmap(c.page, KNC_PAGE_SIZE);
+			c.page = NULL;
+		}
+	}
+	printf(" ecx=%u", ecx);
+	fflush(stdout);
+	sig = try_rdpmc(ecx, &v);
+	if (sig)
+		printf(" result=refused signal=%s\n",
+		       sig == SIGSEGV ? "SIGSEGV" : sig == SIGILL ? "SIGILL" : "?");
+	else
+		printf(" result=allowed value=0x%llx\n", (unsigned long long)v);
+	knc_close(&c);
+	return 0;
+}
