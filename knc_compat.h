@@ -94,6 +94,13 @@ static inline struct knc_task_ctx *knc_event_task_ctx(struct perf_event *event)
 }
 #endif
 
+/* 6.7 dropped leave_mm()'s cpu argument; it always meant this CPU. */
+#ifdef KNC_HAVE_LEAVE_MM_VOID
+#define knc_leave_mm()			leave_mm()
+#else
+#define knc_leave_mm()			leave_mm(smp_processor_id())
+#endif
+
 /* 6.13 replaced hrtimer_init() plus ->function by hrtimer_setup(). */
 static inline void knc_hrtimer_setup(struct hrtimer *timer,
 				     enum hrtimer_restart (*fn)(struct hrtimer *),

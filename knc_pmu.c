@@ -126,7 +126,9 @@ static void knc_release_hw(void)
 /*
  * Take a reference on the counters for a new event.  The first reference
  * reserves them and resets every online thread, since the previous owner
- * may have left enables, interrupt bits or overflow status behind.
+ * may have left enables, interrupt bits or overflow status behind, and,
+ * where the x86 core PMU is the previous owner, the marks it would later
+ * act on (knc_x86_dirty_flush()).
  */
 int knc_counters_get(void)
 {
@@ -139,6 +141,8 @@ int knc_counters_get(void)
 			err = -EBUSY;
 			goto out;
 		}
+		if (knc_arbitrated())
+			knc_x86_dirty_flush();
 		on_each_cpu(knc_take_local, NULL, 1);
 	}
 	knc_counters_users++;

@@ -254,6 +254,7 @@ int knc_event_idx(struct perf_event *event);
 void knc_event_mapped(struct perf_event *event, struct mm_struct *mm);
 void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm);
 void knc_rdpmc_probe(void);
+void knc_x86_dirty_flush(void);
 int knc_ring3_init(void);
 void knc_ring3_exit(void);
 

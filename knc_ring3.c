@@ -15,14 +15,18 @@
 
 #include <linux/atomic.h>
 #include <linux/device.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/sysfs.h>
+#include <linux/workqueue.h>
+#include <asm/mmu.h>
 
 #include "knc_pmu.h"
 
@@ -248,6 +252,48 @@ void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm)
 		return;
 	if (atomic_dec_and_test(&mm->context.perf_rdpmc_allowed))
 		on_each_cpu_mask(mm_cpumask(mm), knc_update_pce, mm, 1);
+}
+
+/*
+ * The x86 core PMU marks every counter its events used as dirty, and
+ * zeroes the dirty ones at the next switch_mm() into an mm allowed to
+ * RDPMC (perf_clear_dirty_counters(), through cr4_update_pce_mm()), or
+ * into any mm while /sys/devices/cpu/rdpmc is 2.  On KNC those are MSRs
+ * 0x20/0x21: once knc holds them, that one zeroing would land under a
+ * live knc count.  Neither the bitmap nor the function is reachable from
+ * a module, so make the zeroing happen now, on every CPU, before any knc
+ * event counts: a kworker switches into @mm while @mm is allowed to
+ * RDPMC.  leave_mm() first, because a switch into the mm already loaded
+ * changes nothing; and after, so that no task of @mm keeps CR4.PCE.
+ */
+static long knc_x86_dirty_flush_cpu(void *mm)
+{
+	knc_leave_mm();
+	kthread_use_mm(mm);
+	kthread_unuse_mm(mm);
+	knc_leave_mm();
+	return 0;
+}
+
+/*
+ * Called with the counters freshly reserved, so no x86 event can mark a
+ * counter dirty again until knc lets them go.  Needs a user mm to borrow:
+ * a kernel caller (no mm) skips it.  Not under cpus_read_lock(), since
+ * event_init may run in a CPU-hotplug callback: a CPU that comes online
+ * meanwhile is not flushed (Documentation/knc-pmu.rst).
+ */
+void knc_x86_dirty_flush(void)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned int cpu;
+
+	if (!mm || !mmget_not_zero(mm))
+		return;
+	atomic_inc(&mm->context.perf_rdpmc_allowed);
+	for_each_online_cpu(cpu)
+		work_on_cpu(cpu, knc_x86_dirty_flush_cpu, mm);
+	atomic_dec(&mm->context.perf_rdpmc_allowed);
+	mmput(mm);
 }
 
 /*

@@ -186,6 +186,7 @@ static const struct knc_format_case knc_format_cases[] = {
 	{ "any", "config:21\n" },
 	{ "inv", "config:23\n" },
 	{ "cmask", "config:24-31\n" },
+	{ "spflt", "config:32\n" },	/* ours: table 1-7's enable bit */
 };
 
 static void knc_format_desc(const struct knc_format_case *c, char *desc)
