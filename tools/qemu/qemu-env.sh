@@ -13,8 +13,10 @@
 #			instruction per virtual ns, idle time skipped)
 #	KNC_QEMU_SMP	if set (e.g. 1): vCPUs instead of vm.sh's 2
 #	KNC_QEMU_EXTRA	more QEMU arguments
+#	KNC_QEMU_BIN	the binary (default: what build-qemu.sh installed;
+#			e.g. a deliberately broken build of the model)
 
-KNC_QEMU_BIN=$KNC_CACHE/qemu/bin/qemu-system-x86_64
+KNC_QEMU_BIN=${KNC_QEMU_BIN:-$KNC_CACHE/qemu/bin/qemu-system-x86_64}
 KNC_QEMU_ICOUNT=${KNC_QEMU_ICOUNT:-shift=0,sleep=off}
 KNC_QEMU_KNC_CPU=qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1,knc-pmu=on
 
@@ -80,29 +82,37 @@ knc_perf_files()
 {
 	local perf=/usr/bin/perf
 
-	[ -x "$perf" ] && file -L "$perf" | grep -q ELF ||
+	if [ ! -x "$perf" ] || ! file -L "$perf" | grep -q ELF; then
 		knc_die "$perf is not Debian's perf binary (apt-get install linux-perf)"
+	fi
 	echo "$perf:0755:/usr/bin/perf"
 	ldd "$perf" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
 		sort -u | sed 's/.*/&:0755:&/'
 }
 
-# knc_tally TAG LOG RC: print LOG's "KNC-TAG: name: PASS|FAIL" lines and
-# "N passed, N failed", counting a guest that never reached KNC-DONE (VM
-# exit status RC) or reported nothing as one failure each.  Returns
-# non-zero if anything failed.
+# knc_tally TAG LOG RC [LOG RC]...: print each LOG's "KNC-TAG: name:
+# PASS|FAIL" lines and one "N passed, N failed" for all of them, counting
+# a guest that never reached KNC-DONE (VM exit status RC) or a LOG without
+# a single PASS as one failure each.  Returns non-zero if anything
+# failed.
 knc_tally()
 {
-	local tag=$1 log=$2 rc=$3 pass fail
+	local tag=$1 log rc p pass=0 fail=0
 
-	grep -a "KNC-$tag: " "$log" | sed 's/\r$//' || true
-	pass=$(grep -ac "KNC-$tag: .*: PASS" "$log" || true)
-	fail=$(grep -ac "KNC-$tag: .*: FAIL" "$log" || true)
-	if ! grep -aq '^KNC-DONE' "$log"; then
-		echo "KNC-$tag: vm-completed: FAIL (qemu exit $rc; see $log)"
-		fail=$((fail + 1))
-	fi
-	[ "$pass" -gt 0 ] || fail=$((fail + 1))
+	shift
+	while [ $# -ge 2 ]; do
+		log=$1 rc=$2
+		shift 2
+		grep -a "KNC-$tag: " "$log" | sed 's/\r$//' || true
+		p=$(grep -ac "KNC-$tag: .*: PASS" "$log" || true)
+		pass=$((pass + p))
+		fail=$((fail + $(grep -ac "KNC-$tag: .*: FAIL" "$log" || true)))
+		if ! grep -aq '^KNC-DONE' "$log"; then
+			echo "KNC-$tag: vm-completed: FAIL (qemu exit $rc; see $log)"
+			fail=$((fail + 1))
+		fi
+		[ "$p" -gt 0 ] || fail=$((fail + 1))
+	done
 	echo "$pass passed, $fail failed"
 	[ "$fail" = 0 ]
 }

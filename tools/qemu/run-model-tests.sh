@@ -8,12 +8,15 @@
 #	$KNC_CACHE/qemu/bin/qemu-system-x86_64 -icount shift=0
 #	  -cpu qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1,knc-pmu=on
 #
-# through tools/vm.sh and print every "KNC-MODEL: <name>: PASS|FAIL" line,
-# then "N passed, N failed" (exit status 1 if anything failed).
+# through tools/vm.sh, then twice more on one vCPU, with knc-spflt=off and
+# without knc-pmu (the SPFLT instruction must be #UD there), and print
+# every "KNC-MODEL: <name>: PASS|FAIL" line of the three boots, then
+# "N passed, N failed" (exit status 1 if anything failed).
 #
 # Needs: tools/build-test-kernel.sh and tools/qemu/build-qemu.sh done (run
 # them first; this script does not start big builds).
-# Env: KNC_MODEL_SMP=1 boots one vCPU instead of vm.sh's two.
+# Env: KNC_QEMU_SMP=1 boots one vCPU instead of vm.sh's two (the first
+# boot; the per-thread SPFLT test then does not run).
 set -euo pipefail
 
 KNC_LOG_TAG=model # used by lib.sh
@@ -45,4 +48,19 @@ knc_log "booting (console: $log)"
 rc=0
 knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=4 || rc=$?
 
-knc_tally MODEL "$log" "$rc"
+# Without the model's SPFLT the same binaries only check its #UD
+# (knc_model_ud=LABEL): knc-spflt=off, and a plain vCPU without knc-pmu.
+tally=("$log" "$rc")
+for ud in "knc-spflt-off:$KNC_QEMU_KNC_CPU,knc-spflt=off" \
+	  "no-knc-pmu:${KNC_QEMU_KNC_CPU%,knc-pmu=on}"; do
+	label=${ud%%:*}
+	udlog=$work/console-$label.log
+	knc_log "booting with -cpu ${ud#*:} (console: $udlog)"
+	rc=0
+	KNC_QEMU_CPU=${ud#*:} KNC_QEMU_SMP=1 knc_qemu_vm -l "$udlog" \
+		-t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=4 \
+		"knc_model_ud=$label" || rc=$?
+	tally+=("$udlog" "$rc")
+done
+
+knc_tally MODEL "${tally[@]}"
