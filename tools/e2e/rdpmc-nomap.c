@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * rdpmc-nomap [nomap|map|unmap]: execute RDPMC from ring 3 and report
+ * rdpmc-nomap [nomap|open|map|unmap]: execute RDPMC from ring 3 and report
  * whether it was allowed.  knc-perf sets CR4.PCE only while the process
  * has a knc event mapped (that offers RDPMC), so RDPMC must fault
  * (#GP, delivered as SIGSEGV) in a process that has none.
  *
  *	nomap	(default) no event at all: RDPMC ECX=0 must be refused
+ *	open	a knc/instructions_executed/u event open but not mapped:
+ *		refused too (opening an event is not mapping it)
  *	map	a knc/instructions_executed/u event, mapped: prints its page
  *		(cap_user_rdpmc, index, pmc_width) and executes RDPMC on its
  *		counter (index - 1, or ECX=0 when index is 0): allowed when
@@ -58,15 +60,15 @@ int main(int argc, char **argv)
 	uint64_t v = 0;
 	int err, sig;
 
-	if (argc > 2 || (strcmp(mode, "nomap") && strcmp(mode, "map") &&
-			 strcmp(mode, "unmap"))) {
-		fprintf(stderr, "usage: rdpmc-nomap [nomap|map|unmap]\n");
+	if (argc > 2 || (strcmp(mode, "nomap") && strcmp(mode, "open") &&
+			 strcmp(mode, "map") && strcmp(mode, "unmap"))) {
+		fprintf(stderr, "usage: rdpmc-nomap [nomap|open|map|unmap]\n");
 		return 1;
 	}
 	printf("rdpmc-nomap: mode=%s", mode);
 	if (strcmp(mode, "nomap")) {
 		err = knc_open_self(&c, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0));
-		if (!err)
+		if (!err && strcmp(mode, "open"))
 			err = knc_map(&c);
 		if (err) {
 			printf(" error=%s\n", strerror(-err));
@@ -75,6 +77,8 @@ int main(int argc, char **argv)
 				" (no knc PMU: is knc-perf.ko loaded?)" : "");
 			return err == -ENOENT ? 2 : 1;
 		}
+	}
+	if (c.page) {
 		/* not knc_read(): its own RDPMC must not be the one to fault */
 		printf(" cap_user_rdpmc=%u index=%u pmc_width=%u",
 		       (unsigned int)c.page->cap_user_rdpmc, c.page->index,

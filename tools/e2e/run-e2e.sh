@@ -20,7 +20,8 @@
 #
 # Env: KNC_E2E_LOOPS (workload loop count, default 1000000),
 #      KNC_E2E_LONG_LOOPS (workload-long loop count, default 50000000),
-#      KNC_E2E_PERIOD (perf record -c, default 10000), KNC_QEMU_SMP.
+#      KNC_E2E_PERIOD (perf record -c, default 10000), KNC_QEMU_SMP,
+#      KNC_E2E_WORK (scratch directory, default $KNC_CACHE/e2e).
 set -euo pipefail
 
 if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
@@ -46,7 +47,7 @@ period=${KNC_E2E_PERIOD:-10000}
 long_loops=${KNC_E2E_LONG_LOOPS:-50000000}
 expect=$((2 * loops + 4))
 
-work=$KNC_CACHE/e2e
+work=${KNC_E2E_WORK:-$KNC_CACHE/e2e}
 rm -rf "$work"
 mkdir -p "$work/mod"
 knc_log "kernel: $KNC_KERNEL_VARIANT ($KNC_KBUILD)"
@@ -67,11 +68,20 @@ gcc -nostdlib -static -DKNC_LOOPS="$long_loops" -o "$work/workload-long" \
 gcc -static -O2 -Wall -o "$work/badattr" "$KNC_TOOLS/e2e/badattr.c" \
 	>>"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log" >&2; knc_die "badattr build failed"; }
+# ring-3 self-monitoring (tools/include/knc_selfmon.h, ring3-checks.sh)
+for p in spflt-region spflt-pingpong selfmon rdpmc-nomap; do
+	gcc -static -O2 -Wall -o "$work/$p" "$KNC_TOOLS/e2e/$p.c" \
+		>>"$work/build.log" 2>&1 ||
+		{ cat "$work/build.log" >&2; knc_die "$p build failed"; }
+done
 n=$(objdump -d "$work/workload" | grep -cE '^ +[0-9a-f]+:' || true)
 [ "$n" = 6 ] || knc_die "workload has $n instructions, expected 6"
 
 files=("$work/mod/knc-perf.ko:0644" "$work/workload:0755" "$work/workload-long:0755"
-       "$work/badattr:0755")
+       "$work/badattr:0755" "$KNC_TOOLS/e2e/ring3-checks.sh:0644")
+for p in spflt-region spflt-pingpong selfmon rdpmc-nomap; do
+	files+=("$work/$p:0755")
+done
 mapfile -t -O ${#files[@]} files < <(knc_perf_files)	# perf and its libraries
 
 knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/e2e/init" "${files[@]}"

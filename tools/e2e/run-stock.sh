@@ -11,7 +11,10 @@
 #	- both PMUs count (knc/event=0x16/u exactly 2n+4; cpu/event=0x16/u);
 #	- while an upstream cpu event holds the counters a knc event is
 #	  refused, and the reverse (reserve_perfctr_nmi() arbitration);
-#	- both count exactly again afterwards; rmmod; dmesg clean.
+#	- both count exactly again afterwards; rmmod; dmesg clean;
+#	- ring-3 self-monitoring: SPFLT regions, RDPMC through the mmap page
+#	  (offered here: the x86 core publishes pmc_width 40), the rdpmc knob
+#	  (tools/e2e/ring3-checks.sh).
 #
 # Prints "KNC-E2E: <name>: PASS|FAIL" lines and "N passed, N failed"; exit
 # status non-zero on any failure.  Builds are skipped when up to date; the
@@ -35,8 +38,18 @@ expect=$((2 * loops + 4))
 
 stock_prepare
 stock_workload workload "$loops"
+# ring-3 self-monitoring (tools/e2e/ring3-checks.sh): keyed on the shared
+# headers too, which stock_cprog would not see
+ring3=("$KNC_TOOLS/e2e/ring3-checks.sh:0644")
+for p in spflt-region spflt-pingpong selfmon rdpmc-nomap; do
+	stock_prog "$STOCK_WORK/bin/$p" "$(stock_key "$KNC_TOOLS/e2e/$p.c" \
+		"$KNC_TOOLS/e2e/spflt-work.h" "$KNC_TOOLS/include/knc_selfmon.h" \
+		"$(gcc --version | head -n1)")" -- \
+		gcc -static -O2 -Wall -o "$STOCK_WORK/bin/$p" "$KNC_TOOLS/e2e/$p.c"
+	ring3+=("$STOCK_WORK/bin/$p:0755")
+done
 stock_initramfs "$STOCK_WORK/initramfs-stock.cpio" "$KNC_TOOLS/e2e/stock-init" \
-	"$STOCK_WORK/bin/workload:0755"
+	"$STOCK_WORK/bin/workload:0755" "${ring3[@]}"
 
 log=$STOCK_WORK/console-stock.log
 knc_log "workload: $expect user instructions"

@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# Ring-3 self-monitoring on the QEMU model, sourced as /ring3-checks.sh
+# by tools/e2e/init (standalone or test kernel) and tools/e2e/stock-init
+# (Debian's kernel) once knc-perf.ko is loaded; they define res().  Needs
+# /workload and the programs of tools/e2e built against
+# tools/include/knc_selfmon.h: /spflt-region, /spflt-pingpong, /selfmon,
+# /rdpmc-nomap.
+#
+#	ring3_checks
+#
+# RDPMC is expected to be offered exactly when the x86 core PMU exists
+# (it publishes pmc_width 40; without it the kernel publishes 0 and
+# knc-perf offers read(2) only): /sys/bus/event_source/devices/cpu.
+# Every exact count relies on -icount: INSTRUCTIONS_EXECUTED is exact.
+# The SPFLTs' own share of a region's count is the programs' business
+# (spflt-work.h, SPFLT_COUNTED): each prints what perf must show.
+
+R3_EV=knc/instructions_executed,spflt=1/u
+R3_PMU=/sys/bus/event_source/devices/knc
+R3_KNOB=$R3_PMU/rdpmc
+
+# r3_stat EVENT PROG [ARGS...]: the count perf stat shows for EVENT over
+# PROG (inherited by its children); PROG's stdout is left in /tmp/r3.out.
+# Run under $r3_pin (a taskset command) when set.
+r3_pin=
+r3_stat()
+{
+	r3_ev=$1
+	shift
+	$r3_pin perf stat -x, -o /tmp/r3.csv -e "$r3_ev" -- "$@" >/tmp/r3.out 2>/tmp/r3.err
+	grep -v '^#' /tmp/r3.csv | grep . | head -n 1 | cut -d, -f1
+}
+
+# r3_exact NAME EVENT PROG [ARGS...]: PROG prints the count EVENT must show
+r3_exact()
+{
+	r3_name=$1
+	shift
+	r3_c=$(r3_stat "$@")
+	r3_want=$(head -n 1 /tmp/r3.out)
+	if [ -n "$r3_want" ] && [ "$r3_c" = "$r3_want" ]; then
+		res "$r3_name" PASS "$r3_c"
+	else
+		res "$r3_name" FAIL "got '$r3_c' want '$r3_want'; $(tail -n 2 /tmp/r3.err /tmp/r3.csv | tr '\n' ' ' | head -c 200)"
+	fi
+}
+
+# r3_verdicts NAME OUTPUT: pass the program's own KNC-E2E lines on; no
+# verdict at all is a failure
+r3_verdicts()
+{
+	echo "$2" | grep '^KNC-E2E'
+	echo "$2" | grep -q "^KNC-E2E: $1" ||
+		res "$1" FAIL "no verdict: $(echo "$2" | tail -n 3 | tr '\n' ' ' | head -c 200)"
+}
+
+
+ring3_checks()
+{
+	if [ -d /sys/bus/event_source/devices/cpu ]; then
+		r3_rdpmc=1
+	else
+		r3_rdpmc=0
+	fi
+	echo "KNC-E2E-INFO: ring3: RDPMC expected: $r3_rdpmc (knob $(cat $R3_KNOB 2>&1))"
+
+	f=$(cat $R3_PMU/format/spflt 2>&1)
+	[ "$f" = config:32 ] && res spflt-format PASS "$f" || res spflt-format FAIL "'$f'"
+
+	# (1) a region of exactly known size, inside other work
+	r3_exact spflt-region-exact "$R3_EV" /spflt-region 100000 5
+	r3_exact spflt-region-raw-exact knc/event=0x16,spflt=1/u /spflt-region 1000
+	# a new monitored task starts at 0, and the preference never leaks:
+	# neither from a monitored task that exits with it set (-l) nor from
+	# an unmonitored one, which leaves it set in the hardware
+	c=$(r3_stat "$R3_EV" /workload)
+	[ "$c" = 0 ] && res spflt-starts-at-0 PASS "$c" || res spflt-starts-at-0 FAIL "got '$c' want 0"
+	r3_exact spflt-region-exit-with-pref-1 "$R3_EV" /spflt-region -l 1000
+	c=$(r3_stat "$R3_EV" /workload)
+	[ "$c" = 0 ] && res spflt-no-leak-after-exit PASS "$c" ||
+		res spflt-no-leak-after-exit FAIL "got '$c' want 0"
+	# both on CPU 0 (when taskset can), so that the preference the first
+	# leaves in the hardware is there when the second starts
+	taskset -c 0 true 2>/dev/null && r3_pin="taskset -c 0"
+	$r3_pin /spflt-region -l 1000 >/dev/null
+	c=$(r3_stat "$R3_EV" /workload)
+	r3_pin=
+	[ "$c" = 0 ] && res spflt-no-leak-from-unmonitored PASS "$c" ||
+		res spflt-no-leak-from-unmonitored FAIL "got '$c' want 0"
+
+	# (2) two tasks on one CPU, only one sets its preference: inherited
+	# by both (perf stat), and each counting itself
+	r3_exact spflt-pingpong-stat "$R3_EV" /spflt-pingpong stat 2000 1000
+	r3_exact spflt-pingpong-stat-parent-sets "$R3_EV" /spflt-pingpong -p stat 2000 1000
+	out=$(/spflt-pingpong self 2000 1000 2>&1)
+	echo "$out" | grep -v '^KNC-E2E' | sed 's/^/KNC-E2E-INFO: /'
+	r3_verdicts spflt-pingpong-self "$out"
+	out=$(/spflt-pingpong -p self 2000 1000 2>&1)
+	r3_verdicts spflt-pingpong-self-parent-sets "$out"
+
+	# (3) RDPMC and read(2) against each other
+	out=$(/selfmon -R $r3_rdpmc 2>&1)
+	r3_verdicts selfmon-paths "$out"
+
+	# (4) no mapped event, no RDPMC
+	out=$(/rdpmc-nomap 2>&1)
+	echo "KNC-E2E-INFO: $out"
+	echo "$out" | grep -q 'result=refused signal=SIGSEGV' &&
+		res rdpmc-nomap-sigsegv PASS || res rdpmc-nomap-sigsegv FAIL "$out"
+	out=$(/rdpmc-nomap open 2>&1)
+	echo "KNC-E2E-INFO: $out"
+	echo "$out" | grep -q 'result=refused signal=SIGSEGV' &&
+		res rdpmc-open-unmapped-sigsegv PASS || res rdpmc-open-unmapped-sigsegv FAIL "$out"
+	out=$(/rdpmc-nomap map 2>&1)
+	echo "KNC-E2E-INFO: $out"
+	if [ $r3_rdpmc = 1 ]; then
+		echo "$out" | grep -q 'cap_user_rdpmc=1 index=[12] pmc_width=40 .*result=allowed' &&
+			res rdpmc-mapped-allowed PASS || res rdpmc-mapped-allowed FAIL "$out"
+		out=$(/rdpmc-nomap unmap 2>&1)
+		echo "$out" | grep -q 'result=refused signal=SIGSEGV' &&
+			res rdpmc-unmapped-sigsegv PASS || res rdpmc-unmapped-sigsegv FAIL "$out"
+	else
+		echo "$out" | grep -q 'cap_user_rdpmc=0 ' &&
+			res rdpmc-not-offered PASS "no pmc_width 40 on this kernel" ||
+			res rdpmc-not-offered FAIL "$out"
+	fi
+
+	# (5) the knob: default, root only, 2 refused, 0 takes RDPMC away
+	# from new events, 1 gives it back where the kernel allows it
+	k=$(cat $R3_KNOB 2>&1)
+	[ "$k" = $r3_rdpmc ] && res rdpmc-knob-default PASS "$k" ||
+		res rdpmc-knob-default FAIL "reads '$k', want $r3_rdpmc"
+	m=$(ls -l $R3_KNOB | cut -c1-10)
+	[ "$m" = "-rw-------" ] && res rdpmc-knob-root-only PASS "$m" ||
+		res rdpmc-knob-root-only FAIL "$m"
+	if echo 2 >$R3_KNOB 2>/tmp/r3.knob; then
+		res rdpmc-knob-2-refused FAIL "write succeeded, reads $(cat $R3_KNOB)"
+	else
+		k=$(cat $R3_KNOB)
+		[ "$k" = $r3_rdpmc ] && res rdpmc-knob-2-refused PASS "$(cat /tmp/r3.knob)" ||
+			res rdpmc-knob-2-refused FAIL "refused but reads '$k'"
+	fi
+	if echo 0 >$R3_KNOB; then
+		out=$(/rdpmc-nomap map 2>&1)
+		echo "KNC-E2E-INFO: knob 0: $out"
+		echo "$out" | grep -q 'cap_user_rdpmc=0 index=0 .*result=refused signal=SIGSEGV' &&
+			res rdpmc-knob-0 PASS "$(cat $R3_KNOB)" || res rdpmc-knob-0 FAIL "$out"
+	else
+		res rdpmc-knob-0 FAIL "writing 0 failed"
+	fi
+	if [ $r3_rdpmc = 1 ]; then
+		if echo 1 >$R3_KNOB; then
+			out=$(/rdpmc-nomap map 2>&1)
+			echo "$out" | grep -q 'cap_user_rdpmc=1 .*result=allowed' &&
+				res rdpmc-knob-1 PASS "$(cat $R3_KNOB)" || res rdpmc-knob-1 FAIL "$out"
+		else
+			res rdpmc-knob-1 FAIL "writing 1 back failed"
+		fi
+	elif echo 1 >$R3_KNOB 2>/tmp/r3.knob; then
+		res rdpmc-knob-1-refused FAIL "accepted without pmc_width 40: reads $(cat $R3_KNOB)"
+	else
+		res rdpmc-knob-1-refused PASS "$(cat /tmp/r3.knob)"
+	fi
+}
