@@ -144,6 +144,7 @@ static void knc_pmi_overflow(struct knc_cpu_hw *cpuc, struct perf_event *event,
 			knc_pmi_adjust_freq(event, period);
 	}
 	knc_set_period(event);
+	perf_event_update_userpage(event);	/* the new offset, for RDPMC */
 	if (!sample)
 		return;
 

@@ -250,7 +250,6 @@ void knc_set_period(struct perf_event *event)
 	start = (u64)-left;
 	local64_set(&hwc->prev_count, start);
 	knc_hw_write(KNC_MSR_PERFCNT(hwc->idx), start & KNC_COUNTER_VALUE_MASK);
-	perf_event_update_userpage(event);
 }
 
 void knc_pmu_start(struct perf_event *event, int flags)
@@ -270,6 +269,8 @@ void knc_pmu_start(struct perf_event *event, int flags)
 
 	cpuc->ctrl_shadow |= BIT(hwc->idx);
 	knc_ctrl_sync(cpuc);
+	/* the page shows index 0 for a stopped event: publish it running */
+	perf_event_update_userpage(event);
 }
 
 void knc_pmu_stop(struct perf_event *event, int flags)

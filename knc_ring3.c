@@ -293,6 +293,11 @@ void knc_x86_dirty_flush(void)
 	for_each_online_cpu(cpu)
 		work_on_cpu(cpu, knc_x86_dirty_flush_cpu, mm);
 	atomic_dec(&mm->context.perf_rdpmc_allowed);
+	/*
+	 * Switching back into @mm after each flush set CR4.PCE for it on
+	 * the CPUs that run it now; nothing allows that any more.
+	 */
+	on_each_cpu_mask(mm_cpumask(mm), knc_update_pce, mm, 1);
 	mmput(mm);
 }
 
