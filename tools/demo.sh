@@ -28,10 +28,13 @@ make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
 loops=5000000
 gcc -nostdlib -static -DKNC_LOOPS=$loops -o "$work/workload" "$KNC_TOOLS/e2e/workload.S"
 echo $((2 * loops + 4)) >"$work/expect"
+# the spec's manual-instrumentation model: SPFLT around a region, RDPMC
+gcc -static -O2 -Wall -o "$work/instrumented" "$KNC_TOOLS/e2e/instrumented.c"
 
 mapfile -t perf_files < <(knc_perf_files)
 knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/initramfs/demo-init" \
 	"$work/mod/knc-perf.ko" "$work/workload:0755" "$work/expect" \
+	"$work/instrumented:0755" \
 	"${perf_files[@]}" >/dev/null
 
 console=$work/console.log

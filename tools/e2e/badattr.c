@@ -165,9 +165,13 @@ int main(void)
 	fclose(f);
 	printf("KNC-E2E-INFO: bad-attr: knc PMU type %u\n", knc_type);
 
-	/* config bits: reserved 19, 32-63; driver-owned INT (20), EN (22), USR/OS */
+	/*
+	 * config bits: reserved 19, 33-63; driver-owned INT (20), EN (22),
+	 * USR/OS; 32 is spflt, which makes no sense with any (21)
+	 */
 	expect_config("reserved-bit-19", EV_INSNS | CFG_BIT(19), EINVAL);
-	expect_config("bit-32", EV_INSNS | CFG_BIT(32), EINVAL);
+	expect_config("bit-33", EV_INSNS | CFG_BIT(33), EINVAL);
+	expect_config("spflt+any", EV_INSNS | CFG_BIT(32) | CFG_BIT(21), EINVAL);
 	expect_config("bit-63", EV_INSNS | CFG_BIT(63), EINVAL);
 	expect_config("int-bit-20", EV_INSNS | CFG_BIT(20), EINVAL);
 	expect_config("en-bit-22", EV_INSNS | CFG_BIT(22), EINVAL);
@@ -201,6 +205,7 @@ int main(void)
 
 	expect_counts("valid-0x16", EV_INSNS);
 	expect_config("any=1-root", EV_INSNS | CFG_BIT(21), 0);
+	expect_config("spflt-accepted", EV_INSNS | CFG_BIT(32), 0);
 
 	/* unprivileged: a plain event is fine, thread count mode is not */
 	if (setgid(65534) || setuid(65534)) {

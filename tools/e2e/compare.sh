@@ -46,9 +46,11 @@ stock_workload workload "$loops"
 stock_workload workload-long "$long"
 stock_cprog kncdbg
 stock_cprog pingpong
+stock_cprog selfread-cost
 b=$STOCK_WORK/bin
 stock_initramfs "$STOCK_WORK/initramfs-compare.cpio" "$KNC_TOOLS/e2e/compare-init" \
-	"$b/workload:0755" "$b/workload-long:0755" "$b/kncdbg:0755" "$b/pingpong:0755"
+	"$b/workload:0755" "$b/workload-long:0755" "$b/kncdbg:0755" "$b/pingpong:0755" \
+	"$b/selfread-cost:0755"
 
 log=$STOCK_WORK/console-compare.log
 rc=0
@@ -110,7 +112,14 @@ END {
 	row("PMU MSR writes per context switch", ratio(dbg("cpu", "dbg-pp", 2) - nw, cs["cpu"]), ratio(dbg("knc", "dbg-pp", 2) - nw, cs["knc"]))
 	row("RDPMCs per context switch", ratio(dbg("cpu", "dbg-pp", 3), cs["cpu"]), ratio(dbg("knc", "dbg-pp", 3), cs["knc"]))
 	row("LVTPC writes per context switch", ratio(dbg("cpu", "dbg-pp", 4) - nl, cs["cpu"]), ratio(dbg("knc", "dbg-pp", 4) - nl, cs["knc"]))
-	out = out "\nThe cpu column runs first; its long record follows its short one on the same CPU.  Per-PMI rows divide the whole perf record run by the PMIs delivered (n/a: none).  Per-context-switch rows subtract the cs-only baseline.\n"
+	for (i = 0; i < 2; i++) {
+		pp = i ? "knc" : "cpu"
+		sr[pp] = val(pp, "selfread-rdpmc-user") " / " val(pp, "selfread-rdpmc-kernel") " (" val(pp, "selfread-rdpmc-used") " reads by RDPMC)"
+		sy[pp] = val(pp, "selfread-read-user") " / " val(pp, "selfread-read-kernel")
+	}
+	row("instructions per self-read through the mmap page and RDPMC, user / kernel", sr["cpu"], sr["knc"])
+	row("instructions per self-read through read(2), user / kernel", sy["cpu"], sy["knc"])
+	out = out "\nThe cpu column runs first; its long record follows its short one on the same CPU.  Per-PMI rows divide the whole perf record run by the PMIs delivered (n/a: none).  Per-context-switch rows subtract the cs-only baseline.  Self-read rows: the other counter counts the reads of the first, net of an empty loop, smallest of 5 tries of 200 reads.\n"
 	print out
 	printf "# knc-pmu: upstream cpu PMU vs knc-perf on the QEMU KNC model\n\nKernel: Debian %s, perf %s; all work pinned to CPU 0; event 0x16 (INSTRUCTIONS_EXECUTED), user mode.  Baseline of the ping-pong with only the cs software event: %s (rd wr rdpmc lvtpc pmi lost ovf).\n\n%s", kernel, perfver, val("none", "dbg-pp"), out >md
 	# verdict lines for knc-perf, parsed below
@@ -121,6 +130,8 @@ END {
 	printf "VERDICT knc-no-lost-pmi %s\n", (lost["knc"] == 0 && pmi["knc"] > 0) ? "PASS" : "FAIL"
 	printf "VERDICT cpu-measured %s\n", (isnum(val("cpu", "count-short")) && isnum(val("cpu", "samples-short")) && isnum(cs["cpu"])) ? "PASS" : "FAIL"
 	printf "VERDICT dmesg-clean %s\n", val("all", "dmesg-bad") == "none" ? "PASS" : "FAIL"
+	# the goal: under 40 user and no kernel instructions per RDPMC read
+	printf "VERDICT knc-selfread-rdpmc %s\n", (val("knc", "selfread-rdpmc-used") > 0 && val("knc", "selfread-rdpmc-user") != "" && val("knc", "selfread-rdpmc-user") + 0 < 40 && val("knc", "selfread-rdpmc-kernel") != "" && val("knc", "selfread-rdpmc-kernel") + 0 == 0) ? "PASS" : "FAIL"
 }' >"$STOCK_WORK/compare.out"
 
 grep -v '^VERDICT' "$STOCK_WORK/compare.out"
