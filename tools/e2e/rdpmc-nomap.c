@@ -14,6 +14,10 @@
  *		the page offers RDPMC, refused when it does not (rdpmc knob 0)
  *	unmap	the same event, mapped and unmapped again (fd still open):
  *		refused again
+ *	map-switch  as map, after forking and reaping 100 children, so
+ *		that this process is switched back into from another mm,
+ *		which is when the x86 core zeroes the counters it marked
+ *		dirty (kernel review 3.5); run it pinned to one CPU
  *
  * Prints one line, "rdpmc-nomap: mode=M [page fields] ecx=N result=
  * refused signal=SIGSEGV" or "... result=allowed value=0x...".  Exit
@@ -25,6 +29,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "../include/knc_selfmon.h"
 
@@ -52,6 +57,20 @@ static int try_rdpmc(unsigned int ecx, uint64_t *v)
 	return sig;
 }
 
+/* Each child runs in an mm of its own; reaping it switches back into ours. */
+static void switch_mm_back(int n)
+{
+	pid_t pid;
+
+	while (n-- > 0) {
+		pid = fork();
+		if (!pid)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "nomap";
@@ -61,8 +80,9 @@ int main(int argc, char **argv)
 	int err, sig;
 
 	if (argc > 2 || (strcmp(mode, "nomap") && strcmp(mode, "open") &&
-			 strcmp(mode, "map") && strcmp(mode, "unmap"))) {
-		fprintf(stderr, "usage: rdpmc-nomap [nomap|open|map|unmap]\n");
+			 strcmp(mode, "map") && strcmp(mode, "unmap") &&
+			 strcmp(mode, "map-switch"))) {
+		fprintf(stderr, "usage: rdpmc-nomap [nomap|open|map|unmap|map-switch]\n");
 		return 1;
 	}
 	printf("rdpmc-nomap: mode=%s", mode);
@@ -89,6 +109,8 @@ int main(int argc, char **argv)
 			munmap(c.page, KNC_PAGE_SIZE);
 			c.page = NULL;
 		}
+		if (!strcmp(mode, "map-switch"))
+			switch_mm_back(100);
 	}
 	printf(" ecx=%u", ecx);
 	fflush(stdout);

@@ -105,6 +105,34 @@ ring3_checks()
 	r3_verdicts selfmon-paths "$out"
 
 	# (4) no mapped event, no RDPMC
+	# with :k an spflt event counts the kernel only while the task's
+	# preference is set: nothing of exec, page faults or exit around a
+	# region of 22 user instructions, but the exit path of a task that
+	# leaves with its preference set (-l)
+	c=$(r3_stat knc/instructions_executed,spflt=1/k /spflt-region 10)
+	[ "$c" = 0 ] && res spflt-kernel-outside-region PASS "$c" ||
+		res spflt-kernel-outside-region FAIL "got '$c' want 0"
+	c=$(r3_stat knc/instructions_executed,spflt=1/k /spflt-region -l 10)
+	[ -n "$c" ] && [ "$c" -gt 100 ] 2>/dev/null &&
+		res spflt-kernel-with-pref PASS "$c" ||
+		res spflt-kernel-with-pref FAIL "got '$c' want > 100"
+
+	if [ $r3_rdpmc = 1 ] && taskset -c 0 true 2>/dev/null; then
+		# (kernel review 3.5) cpu events mark both counters of CPU 0
+		# dirty; the x86 core zeroes dirty counters at the first switch
+		# into an mm allowed to RDPMC, which must not land under the
+		# live CPU-wide knc count: that would add about 2^39
+		taskset -c 0 perf stat -e cycles,instructions -- /workload >/dev/null 2>&1
+		c=$(perf stat -C 0 -x, -e knc/instructions_executed/u -- \
+			taskset -c 0 /rdpmc-nomap map-switch 2>&1 >/tmp/r3.out |
+			grep -v '^#' | grep . | head -n 1 | cut -d, -f1)
+		echo "KNC-E2E-INFO: rdpmc-nomap map-switch: $(cat /tmp/r3.out)"
+		[ -n "$c" ] && [ "$c" -lt 4294967296 ] 2>/dev/null &&
+			grep -q 'result=allowed' /tmp/r3.out &&
+			res x86-dirty-counters-no-jump PASS "$c" ||
+			res x86-dirty-counters-no-jump FAIL "count '$c' (2^39 = 549755813888)"
+	fi
+
 	out=$(/rdpmc-nomap 2>&1)
 	echo "KNC-E2E-INFO: $out"
 	echo "$out" | grep -q 'result=refused signal=SIGSEGV' &&
