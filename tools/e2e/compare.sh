@@ -112,6 +112,9 @@ END {
 	row("PMU MSR writes per context switch", ratio(dbg("cpu", "dbg-pp", 2) - nw, cs["cpu"]), ratio(dbg("knc", "dbg-pp", 2) - nw, cs["knc"]))
 	row("RDPMCs per context switch", ratio(dbg("cpu", "dbg-pp", 3), cs["cpu"]), ratio(dbg("knc", "dbg-pp", 3), cs["knc"]))
 	row("LVTPC writes per context switch", ratio(dbg("cpu", "dbg-pp", 4) - nl, cs["cpu"]), ratio(dbg("knc", "dbg-pp", 4) - nl, cs["knc"]))
+	scs = val("knc", "pp-spflt-cs")
+	row("PMU MSR reads / writes per context switch, the event with spflt=1", "n/a (no SPFLT)",
+	    ratio(dbg("knc", "dbg-pp-spflt", 1) - nr, scs) " / " ratio(dbg("knc", "dbg-pp-spflt", 2) - nw, scs))
 	for (i = 0; i < 2; i++) {
 		pp = i ? "knc" : "cpu"
 		sr[pp] = val(pp, "selfread-rdpmc-user") " / " val(pp, "selfread-rdpmc-kernel") " (" val(pp, "selfread-rdpmc-used") " reads by RDPMC)"
