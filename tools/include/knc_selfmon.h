@@ -102,7 +102,7 @@ static inline void knc_barrier(void)
  * SPFLT (spec 1.4.2, table 1-1): sets PERF_SPFLT_CONTROL.USER_PREF from
  * bit 0 of a general-purpose register, at any ring.  The encoding is
  * VEX.L0.F2.0F AE /6 with a register operand (ModRM mod=11, reg=6), i.e.
- * C5 FB AE F0+r for r = eax..edi (0-7): /work/shared/spec/notes.md, "The
+ * C5 FB AE F0+r for r = eax..edi (0-7): shared/spec/notes.md, "The
  * SPFLT instruction", taken from a binutils test and NOT yet confirmed
  * against the KNC instruction set manual.  Written as bytes because
  * assemblers without KNC support do not know the mnemonic.  This is the
