@@ -16,7 +16,11 @@
  *    status is clear;
  *  - the local APIC delivers a PMI only on a 0 -> 1 edge of the line while
  *    LVTPC is unmasked, and masks LVTPC as it delivers (1.4.3.9).  Here
- *    delivery calls the NMI handler at once.
+ *    delivery calls the NMI handler at once;
+ *  - the CPU blocks NMIs until the handler returns and latches one more,
+ *    and x86's default_do_nmi() judges each NMI (knc_fake_do_nmi()).
+ *
+ * The register map is knc_spec.h, typed in from the spec, not the driver's.
  */
 #include <linux/bitops.h>
 #include <linux/bitfield.h>
@@ -26,8 +30,13 @@
 #include <asm/apicdef.h>
 #include <asm/nmi.h>
 
+/*
+ * knc_pmu.h only for the prototypes of the seam: every register fact
+ * below comes from knc_spec.h, never from the driver's header.
+ */
 #include "knc_pmu.h"
 #include "knc_fake.h"
+#include "knc_spec.h"
 
 static DEFINE_PER_CPU(struct knc_fake_thread, knc_fake_threads);
 static knc_fake_nmi_fn knc_fake_nmi_handler;
@@ -107,16 +116,96 @@ static void knc_fake_after_access(struct knc_fake_thread *t)
 static bool knc_fake_counting(const struct knc_fake_thread *t, int idx)
 {
 	u64 sel = t->evtsel[idx];
-	u64 priv = t->cpl ? KNC_EVTSEL_USR : KNC_EVTSEL_OS;
+	u64 priv = t->cpl ? SPEC_EVTSEL_USR : SPEC_EVTSEL_OS;
 
-	if (!(sel & KNC_EVTSEL_EN) || !(t->global_ctrl & BIT(idx)))
+	if (!(sel & SPEC_EVTSEL_EN) || !(t->global_ctrl & SPEC_GLOBAL_BIT(idx)))
 		return false;
 	if (!(sel & priv))
 		return false;
-	if ((t->spflt & KNC_SPFLT_ENABLE(idx)) &&
-	    !(t->spflt & KNC_SPFLT_USER_PREF))
+	if ((t->spflt & SPEC_SPFLT_ENABLE(idx)) &&
+	    !(t->spflt & SPEC_SPFLT_USER_PREF))
 		return false;
 	return true;
+}
+
+/*
+ * x86's default_do_nmi() for one NMI: every NMI_LOCAL handler runs, the
+ * driver's and the others (which claim @other events).  Nothing handled
+ * is an unknown NMI ("Uhhuh. NMI received for unknown reason"), unless it
+ * is the second half of a back-to-back pair after an NMI that handled
+ * more than one event: then x86 assumes it was handled early and
+ * swallows it.
+ */
+static void knc_fake_do_nmi(struct knc_fake_thread *t, unsigned int other,
+			    bool b2b)
+{
+	int handled = other;
+
+	if (!b2b)
+		t->swallow_nmi = false;
+	t->nmis++;
+	if (knc_fake_nmi_handler) {
+		int ret = knc_fake_nmi_handler(NMI_LOCAL, &t->regs);
+
+		t->last_nmi_ret = ret;
+		handled += ret;
+	}
+	if (handled) {
+		if (handled > 1)
+			t->swallow_nmi = true;
+		return;
+	}
+	if (b2b && t->swallow_nmi)
+		t->swallowed_nmis++;
+	else
+		t->unknown_nmis++;
+}
+
+/* Take an NMI, then the one latched while it ran, back to back. */
+static void knc_fake_take_nmi(struct knc_fake_thread *t, unsigned int other,
+			      bool b2b)
+{
+	for (;;) {
+		t->in_nmi = true;
+		knc_fake_do_nmi(t, other, b2b);
+		t->in_nmi = false;		/* IRET */
+		if (!t->nmi_latched || t->nmi_hold)
+			return;
+		other = t->latched_other;
+		t->nmi_latched = false;
+		t->latched_other = 0;
+		b2b = true;
+	}
+}
+
+/*
+ * The CPU side.  NMIs are blocked from delivery until the handler
+ * returns (IRET); one more NMI arriving meanwhile is latched, any beyond
+ * it merge into that one, and the latched one is taken right after the
+ * return, back to back.  nmi_hold blocks NMIs as if the CPU were in an
+ * NMI handler of its own.  @other: what the other handlers claim.
+ */
+void knc_fake_nmi(struct knc_fake_thread *t, unsigned int other)
+{
+	if (t->in_nmi || t->nmi_hold) {
+		t->nmi_latched = true;
+		t->latched_other += other;
+		return;
+	}
+	knc_fake_take_nmi(t, other, false);
+}
+
+/* End an nmi_hold: the NMI latched meanwhile comes right after its IRET. */
+void knc_fake_nmi_release(struct knc_fake_thread *t)
+{
+	unsigned int other = t->latched_other;
+
+	t->nmi_hold = false;
+	if (!t->nmi_latched || t->in_nmi)
+		return;
+	t->nmi_latched = false;
+	t->latched_other = 0;
+	knc_fake_take_nmi(t, other, true);
 }
 
 /* The APIC side: deliver on an edge while unmasked, masking as it goes. */
@@ -130,16 +219,15 @@ static void knc_fake_raise_pmi(struct knc_fake_thread *t)
 		return;		/* the edge is lost */
 	t->lvtpc |= APIC_LVT_MASKED;
 	t->pmis++;
-	if (knc_fake_nmi_handler)
-		knc_fake_nmi_handler(NMI_LOCAL, &t->regs);
+	knc_fake_nmi(t, 0);
 }
 
 /* Wrap counter @idx as an event landing at 2^40-1 would. */
 void knc_fake_wrap(struct knc_fake_thread *t, int idx)
 {
 	t->counter[idx] = 0;
-	t->status |= BIT(idx);
-	if (t->evtsel[idx] & KNC_EVTSEL_INT)
+	t->status |= SPEC_GLOBAL_BIT(idx);
+	if (t->evtsel[idx] & SPEC_EVTSEL_INT)
 		knc_fake_raise_pmi(t);
 }
 
@@ -149,18 +237,18 @@ void knc_fake_inject(struct knc_fake_thread *t, u8 event, u8 umask, u64 n)
 	bool raise = false;
 	int idx;
 
-	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+	for (idx = 0; idx < SPEC_NUM_COUNTERS; idx++) {
 		u64 sel = t->evtsel[idx], sum;
 
 		if (!knc_fake_counting(t, idx) ||
-		    FIELD_GET(KNC_EVTSEL_EVENT, sel) != event ||
-		    FIELD_GET(KNC_EVTSEL_UMASK, sel) != umask)
+		    FIELD_GET(SPEC_EVTSEL_EVENT, sel) != event ||
+		    FIELD_GET(SPEC_EVTSEL_UMASK, sel) != umask)
 			continue;
 		sum = t->counter[idx] + n;
-		t->counter[idx] = sum & KNC_COUNTER_VALUE_MASK;
-		if (sum >> KNC_COUNTER_BITS) {
-			t->status |= BIT(idx);
-			raise |= !!(sel & KNC_EVTSEL_INT);
+		t->counter[idx] = sum & SPEC_COUNTER_VALUE_MASK;
+		if (sum >> SPEC_COUNTER_BITS) {
+			t->status |= SPEC_GLOBAL_BIT(idx);
+			raise |= !!(sel & SPEC_EVTSEL_INT);
 		}
 	}
 	/* both counters' overflows share the one line */
@@ -181,23 +269,25 @@ static u64 knc_fake_rd(struct knc_fake_thread *t, u32 msr)
 
 	if (t->no_pmu)
 		return 0;
+	if (t->frozen_msr && msr == t->frozen_msr)
+		return t->frozen_val;
 
 	switch (msr) {
-	case KNC_MSR_PERFCNT0:
-	case KNC_MSR_PERFCNT1:
-		val = t->counter[msr - KNC_MSR_PERFCNT0];
+	case SPEC_MSR_PERFCNT0:
+	case SPEC_MSR_PERFCNT1:
+		val = t->counter[msr - SPEC_MSR_PERFCNT0];
 		break;
-	case KNC_MSR_EVTSEL0:
-	case KNC_MSR_EVTSEL1:
-		val = t->evtsel[msr - KNC_MSR_EVTSEL0];
+	case SPEC_MSR_EVTSEL0:
+	case SPEC_MSR_EVTSEL1:
+		val = t->evtsel[msr - SPEC_MSR_EVTSEL0];
 		break;
-	case KNC_MSR_SPFLT_CONTROL:
+	case SPEC_MSR_SPFLT_CONTROL:
 		val = t->spflt;
 		break;
-	case KNC_MSR_GLOBAL_STATUS:
+	case SPEC_MSR_GLOBAL_STATUS:
 		val = t->status;
 		break;
-	case KNC_MSR_GLOBAL_CTRL:
+	case SPEC_MSR_GLOBAL_CTRL:
 		val = t->global_ctrl;
 		break;
 	default:
@@ -209,35 +299,35 @@ static u64 knc_fake_rd(struct knc_fake_thread *t, u32 msr)
 
 static void knc_fake_wr(struct knc_fake_thread *t, u32 msr, u64 val)
 {
-	if (t->no_pmu)
+	if (t->no_pmu || (t->frozen_msr && msr == t->frozen_msr))
 		return;
 
 	switch (msr) {
-	case KNC_MSR_PERFCNT0:
-	case KNC_MSR_PERFCNT1:
-		if (val & ~KNC_COUNTER_VALUE_MASK)
+	case SPEC_MSR_PERFCNT0:
+	case SPEC_MSR_PERFCNT1:
+		if (val & ~SPEC_COUNTER_VALUE_MASK)
 			t->violations++;
-		t->counter[msr - KNC_MSR_PERFCNT0] = val & KNC_COUNTER_VALUE_MASK;
+		t->counter[msr - SPEC_MSR_PERFCNT0] = val & SPEC_COUNTER_VALUE_MASK;
 		break;
-	case KNC_MSR_EVTSEL0:
-	case KNC_MSR_EVTSEL1:
-		if (val & (GENMASK_ULL(63, 32) | KNC_EVTSEL_RESERVED19))
+	case SPEC_MSR_EVTSEL0:
+	case SPEC_MSR_EVTSEL1:
+		if (val & (~SPEC_EVTSEL_WIDTH_MASK | SPEC_EVTSEL_RESERVED19))
 			t->violations++;
-		t->evtsel[msr - KNC_MSR_EVTSEL0] = val & GENMASK_ULL(31, 0);
+		t->evtsel[msr - SPEC_MSR_EVTSEL0] = val & SPEC_EVTSEL_WIDTH_MASK;
 		break;
-	case KNC_MSR_SPFLT_CONTROL:
-		if (val & GENMASK_ULL(62, KNC_NUM_COUNTERS))
+	case SPEC_MSR_SPFLT_CONTROL:
+		if (val & SPEC_SPFLT_RESERVED)
 			t->violations++;
 		t->spflt = val;
 		break;
-	case KNC_MSR_GLOBAL_OVF_CTRL:
-		if (val & ~(u64)KNC_COUNTER_MASK)
+	case SPEC_MSR_GLOBAL_OVF_CTRL:
+		if (val & ~(u64)SPEC_COUNTER_MASK)
 			t->violations++;
 		t->status &= ~val | t->stuck_status;
 		knc_fake_update_line(t);
 		break;
-	case KNC_MSR_GLOBAL_CTRL:
-		if (val & ~(u64)KNC_COUNTER_MASK)
+	case SPEC_MSR_GLOBAL_CTRL:
+		if (val & ~(u64)SPEC_COUNTER_MASK)
 			t->violations++;
 		t->global_ctrl = val;
 		break;

@@ -42,6 +42,16 @@ struct knc_fake_thread {
 	unsigned int pmis;		/* edges the APIC delivered */
 	u32	lvtpc;
 	struct pt_regs regs;		/* what the PMI interrupted */
+	/* the CPU's NMI logic and x86's verdict on each NMI */
+	bool	in_nmi;			/* NMIs blocked until IRET */
+	bool	nmi_hold;		/* blocked by the test, see below */
+	bool	nmi_latched;		/* one NMI pending */
+	unsigned int latched_other;	/* events others claim in it */
+	bool	swallow_nmi;		/* x86's per-CPU swallow_nmi */
+	unsigned int nmis;		/* NMIs taken */
+	unsigned int unknown_nmis;	/* nobody handled, not swallowed */
+	unsigned int swallowed_nmis;
+	int	last_nmi_ret;		/* the driver's last return value */
 	u64	clock_ns;		/* knc_hw_clock() */
 	/* bits OVF_CTRL cannot clear, for the stuck-status test */
 	u64	stuck_status;
@@ -54,6 +64,8 @@ struct knc_fake_thread {
 
 	/* failure modes for the probe tests */
 	bool	no_pmu;		/* emulator: reads 0, writes dropped */
+	u32	frozen_msr;	/* if non-zero, reads frozen_val, drops writes */
+	u64	frozen_val;
 	bool	msr_faults;	/* *_safe accessors fault */
 
 	/* every access, in order; counts keep going past the log */
@@ -76,6 +88,8 @@ void knc_fake_clear_log(struct knc_fake_thread *t);
 void knc_fake_inject(struct knc_fake_thread *t, u8 event, u8 umask, u64 n);
 void knc_fake_wrap(struct knc_fake_thread *t, int idx);
 void knc_fake_set_nmi_handler(knc_fake_nmi_fn fn);
+void knc_fake_nmi(struct knc_fake_thread *t, unsigned int other);
+void knc_fake_nmi_release(struct knc_fake_thread *t);
 unsigned int knc_fake_count(const struct knc_fake_thread *t,
 			    enum knc_fake_op op, u32 msr);
 

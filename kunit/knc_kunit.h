@@ -6,9 +6,11 @@
 #include <kunit/test.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
+#include <asm/apicdef.h>
 
 #include "knc_pmu.h"
 #include "knc_fake.h"
+#include "knc_spec.h"
 
 #define KNC_SPEC_EVENTS		59
 
@@ -23,6 +25,13 @@ extern const struct knc_spec_event knc_spec_table[KNC_SPEC_EVENTS];
 /* Every test runs pinned to this CPU. */
 #define KNC_TEST_CPU		0
 
+/*
+ * LVTPC as the kernel had it before knc-perf took the counters: masked,
+ * so nothing of the old owner fires, but with a delivery mode and vector
+ * no constant in the driver or the fake's reset state can match.
+ */
+#define KNC_TEST_KERNEL_LVTPC	(APIC_LVT_MASKED | APIC_DM_NMI | 0xa5)
+
 #define EV_INST			0x0016		/* INSTRUCTIONS_EXECUTED */
 #define EV_CYCLES		0x002a		/* CPU_CLK_UNHALTED */
 #define EV_L2_MISS		0x10cb		/* L2_READ_MISS, counter 0 only */
@@ -30,8 +39,8 @@ extern const struct knc_spec_event knc_spec_table[KNC_SPEC_EVENTS];
 #define EV_VPU_INST		0x2016		/* VPU_INSTRUCTIONS_EXECUTED */
 
 /* The bits the driver adds to every event with no exclude_* set. */
-#define EVTSEL_DRIVER		(KNC_EVTSEL_EN | KNC_EVTSEL_INT)
-#define EVTSEL_USR_OS_EN	(KNC_EVTSEL_USR | KNC_EVTSEL_OS | EVTSEL_DRIVER)
+#define EVTSEL_DRIVER		(SPEC_EVTSEL_EN | SPEC_EVTSEL_INT)
+#define EVTSEL_USR_OS_EN	(SPEC_EVTSEL_USR | SPEC_EVTSEL_OS | EVTSEL_DRIVER)
 
 int knc_test_init(struct kunit *test);
 int knc_owner_init(struct kunit *test);
@@ -47,6 +56,7 @@ int knc_test_sched_in(struct perf_event *event);
 void knc_test_sched_out(struct perf_event *event);
 void knc_test_read(struct perf_event *event);
 
+extern struct kunit_suite knc_spec_suite;
 extern struct kunit_suite knc_fake_suite;
 extern struct kunit_suite knc_events_suite;
 extern struct kunit_suite knc_identity_suite;

@@ -26,7 +26,7 @@ struct knc_samples {
 	bool regs_ok;
 };
 
-static struct knc_samples knc_samples[KNC_NUM_COUNTERS + 1];
+static struct knc_samples knc_samples[SPEC_NUM_COUNTERS + 1];
 
 static void knc_test_overflow(struct perf_event *event,
 			      struct perf_sample_data *data,
@@ -95,14 +95,14 @@ static void knc_pmi_follows_spec_sequence(struct kunit *test)
 	struct knc_fake_thread *t = knc_test_fake();
 	int idx;
 	static const struct knc_step want[] = {
-		{ KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL },	/* 1. stop */
-		{ KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_STATUS },	/* 2. read */
-		{ KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_OVF_CTRL },	/* 3. clear */
-		{ KNC_FAKE_RDMSR, KNC_MSR_PERFCNT1 },		/* 4. fold */
-		{ KNC_FAKE_WRMSR, KNC_MSR_PERFCNT1 },		/*    reload */
-		{ KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_STATUS },	/*    confirm */
+		{ KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL },	/* 1. stop */
+		{ KNC_FAKE_RDMSR, SPEC_MSR_GLOBAL_STATUS },	/* 2. read */
+		{ KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_OVF_CTRL },	/* 3. clear */
+		{ KNC_FAKE_RDMSR, SPEC_MSR_PERFCNT1 },		/* 4. fold */
+		{ KNC_FAKE_WRMSR, SPEC_MSR_PERFCNT1 },		/*    reload */
+		{ KNC_FAKE_RDMSR, SPEC_MSR_GLOBAL_STATUS },	/*    confirm */
 		{ KNC_FAKE_LVT_WRITE, APIC_LVTPC },		/* 5. unmask */
-		{ KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL },	/* 7. restart */
+		{ KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL },	/* 7. restart */
 	};
 
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
@@ -147,8 +147,8 @@ static void knc_pmi_both_counters_at_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->pmis, 1);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
 	KUNIT_EXPECT_EQ(test, knc_samples[1].n, 1);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_OVF_CTRL), 1);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_STATUS), 2);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_OVF_CTRL), 1);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, SPEC_MSR_GLOBAL_STATUS), 2);
 	KUNIT_EXPECT_EQ(test, t->log[2].val, 0x3);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0x3);
 	KUNIT_EXPECT_EQ(test, t->status_at_unmask, 0);
@@ -183,7 +183,7 @@ static void knc_pmi_loop_catches_late_overflow(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->pmi_edges, 2);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
 	KUNIT_EXPECT_EQ(test, knc_samples[1].n, 1);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_OVF_CTRL), 2);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_OVF_CTRL), 2);
 	KUNIT_EXPECT_EQ(test, t->status_at_unmask, 0);
 	KUNIT_EXPECT_EQ(test, t->status, 0);
 	KUNIT_EXPECT_FALSE(test, t->pmi_line);
@@ -216,7 +216,7 @@ static void knc_pmi_spurious_nmi_is_not_ours(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->counter[e->hw.idx], counter);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, ctrl);
 	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_OVF_CTRL), 0);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_OVF_CTRL), 0);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 0);
 	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 0);
 	knc_test_sched_out(e);
@@ -266,8 +266,7 @@ static void knc_pmi_stuck_status_is_bounded(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
 	/* the central rule holds: no unmask while the status is set */
 	KUNIT_EXPECT_TRUE(test, t->lvtpc & APIC_LVT_MASKED);
-	KUNIT_EXPECT_LE(test, knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_STATUS), 9);
-	t->stuck_status = 0;
+	KUNIT_EXPECT_LE(test, knc_fake_count(t, KNC_FAKE_RDMSR, SPEC_MSR_GLOBAL_STATUS), 9);
 	knc_test_sched_out(e);
 }
 
@@ -285,7 +284,7 @@ static void knc_pmi_while_perf_disabled(struct kunit *test)
 	knc_pmu_disable(&knc_pmu);
 	knc_fake_clear_log(t);
 	knc_fake_wrap(t, e->hw.idx);		/* an overflow already latched */
-	ctrl_writes = knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL);
+	ctrl_writes = knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL);
 	ctrl_in_bracket = t->global_ctrl;
 	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
@@ -329,9 +328,9 @@ static void knc_counting_event_folds_wraps(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	for (i = 0; i < 6; i++) {
 		/* more than 2^40 between reads: only the PMI can keep up */
-		knc_test_inject(EV_CYCLES, KNC_MAX_PERIOD);
-		knc_test_inject(EV_CYCLES, KNC_MAX_PERIOD + 7);
-		total += 2 * KNC_MAX_PERIOD + 7;
+		knc_test_inject(EV_CYCLES, SPEC_MAX_PERIOD);
+		knc_test_inject(EV_CYCLES, SPEC_MAX_PERIOD + 7);
+		total += 2 * SPEC_MAX_PERIOD + 7;
 	}
 	knc_test_sched_out(e);
 	KUNIT_EXPECT_EQ(test, t->pmis, 12);
@@ -346,8 +345,8 @@ struct knc_period_case {
 static const struct knc_period_case knc_period_cases[] = {
 	{ "1", 1 },
 	{ "2", 2 },
-	{ "2^39-1", KNC_MAX_PERIOD },
-	{ "2^39-clamped", KNC_MAX_PERIOD + 1 },
+	{ "2^39-1", SPEC_MAX_PERIOD },
+	{ "2^39-clamped", SPEC_MAX_PERIOD + 1 },
 	{ "2^40+5-clamped", BIT_ULL(40) + 5 },
 };
 
@@ -367,7 +366,7 @@ static void knc_period_programs_exactly(struct kunit *test)
 	const struct knc_period_case *c = test->param_value;
 	struct perf_event *e = knc_sampling_event(test, EV_INST, c->period, 0);
 	struct knc_fake_thread *t = knc_test_fake();
-	u64 first = min_t(u64, c->period, KNC_MAX_PERIOD);
+	u64 first = min_t(u64, c->period, SPEC_MAX_PERIOD);
 	u64 left = c->period;
 	int idx;
 
@@ -377,7 +376,7 @@ static void knc_period_programs_exactly(struct kunit *test)
 
 	/* run the period out, one counter load at a time */
 	while (left) {
-		u64 step = min_t(u64, left, KNC_MAX_PERIOD);
+		u64 step = min_t(u64, left, SPEC_MAX_PERIOD);
 
 		if (step > 1)
 			knc_test_inject(EV_INST, step - 1);

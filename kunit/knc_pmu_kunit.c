@@ -76,8 +76,8 @@ static const struct knc_init_case knc_init_cases[] = {
 	/* spflt (config:32) selects SPFLT_CONTROL, never an EvtSel bit */
 	{ "spflt", TYPE_KNC, EV_INST | BIT_ULL(32), 0, false, 0, EV_INST | EVTSEL_USR_OS_EN },
 	{ "spflt-with-any", TYPE_KNC, EV_INST | BIT_ULL(32) | BIT_ULL(21), 0, false, -EINVAL },
-	{ "usr-bit-in-config", TYPE_KNC, EV_INST | KNC_EVTSEL_USR, 0, false, -EINVAL },
-	{ "os-bit-in-config", TYPE_KNC, EV_INST | KNC_EVTSEL_OS, 0, false, -EINVAL },
+	{ "usr-bit-in-config", TYPE_KNC, EV_INST | SPEC_EVTSEL_USR, 0, false, -EINVAL },
+	{ "os-bit-in-config", TYPE_KNC, EV_INST | SPEC_EVTSEL_OS, 0, false, -EINVAL },
 	{ "reserved-bit-19", TYPE_KNC, EV_INST | BIT_ULL(19), 0, false, -EINVAL },
 	{ "int-bit-20", TYPE_KNC, EV_INST | BIT_ULL(20), 0, false, -EINVAL },
 	{ "en-bit-22", TYPE_KNC, EV_INST | BIT_ULL(22), 0, false, -EINVAL },
@@ -85,9 +85,9 @@ static const struct knc_init_case knc_init_cases[] = {
 	{ "bit-63", TYPE_KNC, EV_INST | BIT_ULL(63), 0, false, -EINVAL },
 	{ "raw-reserved-bit-19", PERF_TYPE_RAW, EV_INST | BIT_ULL(19), 0, false, -EINVAL },
 	{ "exclude-user", TYPE_KNC, EV_INST, TWEAK_EXCL_USER, false, 0,
-	  EV_INST | KNC_EVTSEL_OS | EVTSEL_DRIVER },
+	  EV_INST | SPEC_EVTSEL_OS | EVTSEL_DRIVER },
 	{ "exclude-kernel", TYPE_KNC, EV_INST, TWEAK_EXCL_KERNEL, false, 0,
-	  EV_INST | KNC_EVTSEL_USR | EVTSEL_DRIVER },
+	  EV_INST | SPEC_EVTSEL_USR | EVTSEL_DRIVER },
 	{ "exclude-both", TYPE_KNC, EV_INST, TWEAK_EXCL_BOTH, false, 0, EV_INST | EVTSEL_DRIVER },
 	{ "exclude-hv-ignored", TYPE_KNC, EV_INST, TWEAK_EXCL_HV, false, 0,
 	  EV_INST | EVTSEL_USR_OS_EN },
@@ -101,13 +101,13 @@ static const struct knc_init_case knc_init_cases[] = {
 	  EV_INST | EVTSEL_USR_OS_EN },
 	{ "sample-freq", TYPE_KNC, EV_INST, TWEAK_SAMPLE_FREQ, false, 0,
 	  EV_INST | EVTSEL_USR_OS_EN },
-	{ "any-thread-privileged", TYPE_KNC, EV_INST | KNC_EVTSEL_ANY_THREAD, 0, false, 0,
-	  EV_INST | KNC_EVTSEL_ANY_THREAD | EVTSEL_USR_OS_EN },
-	{ "any-thread-unprivileged", TYPE_KNC, EV_INST | KNC_EVTSEL_ANY_THREAD, 0, true, -EACCES },
-	{ "raw-any-thread-unprivileged", PERF_TYPE_RAW, EV_CYCLES | KNC_EVTSEL_ANY_THREAD,
+	{ "any-thread-privileged", TYPE_KNC, EV_INST | SPEC_EVTSEL_ANY_THREAD, 0, false, 0,
+	  EV_INST | SPEC_EVTSEL_ANY_THREAD | EVTSEL_USR_OS_EN },
+	{ "any-thread-unprivileged", TYPE_KNC, EV_INST | SPEC_EVTSEL_ANY_THREAD, 0, true, -EACCES },
+	{ "raw-any-thread-unprivileged", PERF_TYPE_RAW, EV_CYCLES | SPEC_EVTSEL_ANY_THREAD,
 	  0, true, -EACCES },
 	{ "unprivileged-plain", TYPE_KNC, EV_INST, TWEAK_EXCL_KERNEL, true, 0,
-	  EV_INST | KNC_EVTSEL_USR | EVTSEL_DRIVER },
+	  EV_INST | SPEC_EVTSEL_USR | EVTSEL_DRIVER },
 	{ "unprivileged-l2", TYPE_KNC, EV_L2_MISS, 0, true, 0, EV_L2_MISS | EVTSEL_USR_OS_EN },
 };
 
@@ -201,7 +201,7 @@ static void knc_event_init_matrix(struct kunit *test)
 		KUNIT_EXPECT_NOT_NULL(test, (void *)event->destroy);
 		/* counting events take the longest period, sampling their own */
 		if (!is_sampling_event(event))
-			KUNIT_EXPECT_EQ(test, event->hw.sample_period, KNC_MAX_PERIOD);
+			KUNIT_EXPECT_EQ(test, event->hw.sample_period, SPEC_MAX_PERIOD);
 	}
 	if (err)
 		KUNIT_EXPECT_NULL(test, (void *)event->destroy);
@@ -371,7 +371,7 @@ static void knc_sched_places_pair(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, knc_allowed_counters(c->second) & BIT(b->hw.idx));
 	KUNIT_EXPECT_EQ(test, t->evtsel[a->hw.idx], a->hw.config);
 	KUNIT_EXPECT_EQ(test, t->evtsel[b->hw.idx], b->hw.config);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, KNC_COUNTER_MASK);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_COUNTER_MASK);
 
 	/* both count, each its own event */
 	knc_test_inject(c->first, 100);
@@ -557,9 +557,9 @@ struct knc_wrap_case {
 
 static const struct knc_wrap_case knc_wrap_cases[] = {
 	{ "no-wrap", 12345 },
-	{ "to-top", KNC_MAX_PERIOD },
-	{ "exactly-at-wrap", KNC_MAX_PERIOD + 1 },
-	{ "past-wrap", KNC_MAX_PERIOD + 3 },
+	{ "to-top", SPEC_MAX_PERIOD },
+	{ "exactly-at-wrap", SPEC_MAX_PERIOD + 1 },
+	{ "past-wrap", SPEC_MAX_PERIOD + 3 },
 	{ "far-past-wrap", BIT_ULL(40) - 2 },
 };
 
@@ -583,7 +583,7 @@ static void knc_count_survives_40bit_wrap(struct kunit *test)
 	t->lvtpc |= APIC_LVT_MASKED;
 	/* counting events are loaded one max period short of the wrap */
 	start = t->counter[e->hw.idx];
-	KUNIT_EXPECT_EQ(test, start, BIT_ULL(40) - KNC_MAX_PERIOD);
+	KUNIT_EXPECT_EQ(test, start, BIT_ULL(40) - SPEC_MAX_PERIOD);
 
 	knc_test_inject(EV_INST, c->n);
 	KUNIT_EXPECT_EQ(test, !!(t->status & BIT(e->hw.idx)),
@@ -595,7 +595,6 @@ static void knc_count_survives_40bit_wrap(struct kunit *test)
 	knc_test_sched_out(e);
 	KUNIT_EXPECT_EQ(test, local64_read(&e->count), c->n + 9);
 	KUNIT_EXPECT_EQ(test, t->pmis, 0);
-	t->status = 0;		/* as the next owner's reset would */
 }
 
 /* Many wraps, read often enough: the 64-bit count keeps growing. */
@@ -634,12 +633,12 @@ static void knc_global_ctrl_follows_shadow(struct kunit *test)
 	knc_pmu_disable(&knc_pmu);	/* already 0: no write */
 	knc_pmu_add(a, PERF_EF_START);
 	knc_pmu_add(b, PERF_EF_START);
-	writes_in_bracket = knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL);
+	writes_in_bracket = knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL);
 	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
 
 	KUNIT_EXPECT_EQ(test, writes_in_bracket, 0);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL), 1);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL), 1);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0x3);
 	KUNIT_EXPECT_EQ(test, cpuc->ctrl_shadow, 0x3);
 
@@ -656,7 +655,7 @@ static void knc_global_ctrl_follows_shadow(struct kunit *test)
 	knc_pmu_disable(&knc_pmu);
 	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_GLOBAL_CTRL), 2);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL), 2);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(b->hw.idx));
 
 	local_irq_save(flags);
@@ -664,7 +663,7 @@ static void knc_global_ctrl_follows_shadow(struct kunit *test)
 	knc_pmu_del(b, 0);
 	local_irq_restore(flags);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_GLOBAL_CTRL), 0);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, SPEC_MSR_GLOBAL_CTRL), 0);
 }
 
 /*
@@ -733,9 +732,9 @@ struct kunit_suite knc_counting_suite = {
 /* Free means knc-perf released them: we can take them ourselves. */
 static bool knc_counters_free(void)
 {
-	if (!reserve_perfctr_nmi(KNC_MSR_PERFCNT1))
+	if (!reserve_perfctr_nmi(SPEC_MSR_PERFCNT1))
 		return false;
-	release_perfctr_nmi(KNC_MSR_PERFCNT1);
+	release_perfctr_nmi(SPEC_MSR_PERFCNT1);
 	return true;
 }
 
@@ -745,13 +744,13 @@ static void knc_reserve_conflict_gives_ebusy(struct kunit *test)
 	struct perf_event *f = knc_test_event(test, knc_pmu.type, EV_INST);
 
 	/* someone else, like the NMI watchdog, holds counter 1 */
-	KUNIT_ASSERT_TRUE(test, reserve_perfctr_nmi(KNC_MSR_PERFCNT1));
+	KUNIT_ASSERT_TRUE(test, reserve_perfctr_nmi(SPEC_MSR_PERFCNT1));
 	KUNIT_EXPECT_EQ(test, knc_test_event_init(test, e), -EBUSY);
 	KUNIT_EXPECT_NULL(test, (void *)e->destroy);
 	/* the failed attempt left counter 0 free again */
-	KUNIT_EXPECT_TRUE(test, reserve_perfctr_nmi(KNC_MSR_PERFCNT0));
-	release_perfctr_nmi(KNC_MSR_PERFCNT0);
-	release_perfctr_nmi(KNC_MSR_PERFCNT1);
+	KUNIT_EXPECT_TRUE(test, reserve_perfctr_nmi(SPEC_MSR_PERFCNT0));
+	release_perfctr_nmi(SPEC_MSR_PERFCNT0);
+	release_perfctr_nmi(SPEC_MSR_PERFCNT1);
 
 	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
 	KUNIT_EXPECT_FALSE(test, knc_counters_free());
@@ -770,7 +769,7 @@ static void knc_reserve_resets_every_thread(struct kunit *test)
 	unsigned int cpu;
 
 	for_each_online_cpu(cpu) {
-		knc_fake_thread(cpu)->evtsel[0] = KNC_EVTSEL_EN | KNC_EVTSEL_INT;
+		knc_fake_thread(cpu)->evtsel[0] = SPEC_EVTSEL_EN | SPEC_EVTSEL_INT;
 		knc_fake_thread(cpu)->global_ctrl = 3;
 		knc_fake_thread(cpu)->status = 1;
 	}
@@ -793,7 +792,7 @@ static void knc_reserve_resets_every_thread(struct kunit *test)
 	for_each_online_cpu(cpu) {
 		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->evtsel[1], 0);
 		/* and LVTPC is as the kernel had it */
-		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->lvtpc, APIC_LVT_MASKED);
+		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->lvtpc, KNC_TEST_KERNEL_LVTPC);
 	}
 }
 
@@ -819,13 +818,13 @@ static int knc_test_hotplug(unsigned int cpu, bool online)
 
 static void knc_dirty(struct knc_fake_thread *t)
 {
-	t->evtsel[0] = KNC_EVTSEL_EN | EV_INST;
-	t->evtsel[1] = KNC_EVTSEL_EN | EV_CYCLES;
+	t->evtsel[0] = SPEC_EVTSEL_EN | EV_INST;
+	t->evtsel[1] = SPEC_EVTSEL_EN | EV_CYCLES;
 	t->counter[0] = 123;
 	t->counter[1] = 456;
 	t->global_ctrl = 3;
 	t->status = 2;
-	t->spflt = KNC_SPFLT_USER_PREF | 1;
+	t->spflt = SPEC_SPFLT_USER_PREF | 1;
 }
 
 static void knc_cpuhp_online_resets_owned_pmu(struct kunit *test)
@@ -853,7 +852,7 @@ static void knc_cpuhp_online_resets_owned_pmu(struct kunit *test)
 	 * the rest is reset; the unmask comes last, with the status clear.
 	 */
 	KUNIT_EXPECT_EQ(test, t->log[0].op, KNC_FAKE_LVT_READ);
-	KUNIT_EXPECT_EQ(test, t->log[1].msr, KNC_MSR_GLOBAL_CTRL);
+	KUNIT_EXPECT_EQ(test, t->log[1].msr, SPEC_MSR_GLOBAL_CTRL);
 	KUNIT_EXPECT_EQ(test, t->log[t->naccess - 1].op, KNC_FAKE_LVT_WRITE);
 }
 
@@ -870,7 +869,7 @@ static void knc_cpuhp_online_leaves_unowned_pmu(struct kunit *test)
 	/* only LVTPC is read, to be put back when knc-perf lets go */
 	KUNIT_EXPECT_EQ(test, t->nreads + t->nwrites, 0);
 	KUNIT_EXPECT_EQ(test, t->naccess, 1);
-	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_LVT_MASKED);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, KNC_TEST_KERNEL_LVTPC);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 3);
 }
 
@@ -890,7 +889,7 @@ static void knc_cpuhp_offline_stops(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->nwrites, 1);
 	KUNIT_EXPECT_EQ(test, t->nreads, 0);
 	/* nothing may interrupt from here on: LVTPC back as it was */
-	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_LVT_MASKED);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, KNC_TEST_KERNEL_LVTPC);
 }
 
 static void knc_probe_accepts_pmu_and_restores_counter(struct kunit *test)
@@ -900,7 +899,7 @@ static void knc_probe_accepts_pmu_and_restores_counter(struct kunit *test)
 	t->counter[0] = 0x1234567890ULL;
 	KUNIT_EXPECT_EQ(test, knc_probe(), 0);
 	KUNIT_EXPECT_EQ(test, t->counter[0], 0x1234567890ULL);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_PERFCNT0), 2);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_PERFCNT0), 2);
 	KUNIT_EXPECT_TRUE(test, knc_counters_free());
 }
 
@@ -912,14 +911,20 @@ static void knc_probe_refuses_failed_readback(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, knc_counters_free());
 }
 
-/* Even a counter that happens to hold the flipped value is caught. */
+/*
+ * A register that reads back a constant, not zero (a model that stubs the
+ * MSR with a fixed value), must not pass for a counter either: only the
+ * pattern written, read back, proves one.
+ */
 static void knc_probe_refuses_stuck_counter(struct kunit *test)
 {
 	struct knc_fake_thread *t = knc_test_fake();
 
-	t->no_pmu = true;
-	t->counter[0] = KNC_COUNTER_VALUE_MASK;
+	t->frozen_msr = SPEC_MSR_PERFCNT0;
+	t->frozen_val = 0x5a5a5a5a5aULL;
 	KUNIT_EXPECT_EQ(test, knc_probe(), -ENODEV);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_PERFCNT0), 2);
+	KUNIT_EXPECT_TRUE(test, knc_counters_free());
 }
 
 static void knc_probe_refuses_faulting_msr(struct kunit *test)
@@ -933,9 +938,9 @@ static void knc_probe_refuses_held_counters(struct kunit *test)
 	struct knc_fake_thread *t = knc_test_fake();
 	int err;
 
-	KUNIT_ASSERT_TRUE(test, reserve_evntsel_nmi(KNC_MSR_EVTSEL0));
+	KUNIT_ASSERT_TRUE(test, reserve_evntsel_nmi(SPEC_MSR_EVTSEL0));
 	err = knc_probe();
-	release_evntsel_nmi(KNC_MSR_EVTSEL0);
+	release_evntsel_nmi(SPEC_MSR_EVTSEL0);
 	KUNIT_EXPECT_EQ(test, err, -EBUSY);
 	KUNIT_EXPECT_EQ(test, t->naccess, 0);	/* not a single MSR touched */
 }

@@ -27,21 +27,21 @@ static void knc_test_spflt_insn(struct knc_fake_thread *t, bool on)
 
 	local_irq_save(flags);
 	if (on)
-		t->spflt |= KNC_SPFLT_USER_PREF;
+		t->spflt |= SPEC_SPFLT_USER_PREF;
 	else
-		t->spflt &= ~KNC_SPFLT_USER_PREF;
+		t->spflt &= ~SPEC_SPFLT_USER_PREF;
 	local_irq_restore(flags);
 }
 
 static bool knc_test_pref(const struct knc_fake_thread *t)
 {
-	return !!(t->spflt & KNC_SPFLT_USER_PREF);
+	return !!(t->spflt & SPEC_SPFLT_USER_PREF);
 }
 
 static unsigned int knc_spflt_accesses(const struct knc_fake_thread *t)
 {
-	return knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_SPFLT_CONTROL) +
-	       knc_fake_count(t, KNC_FAKE_WRMSR, KNC_MSR_SPFLT_CONTROL);
+	return knc_fake_count(t, KNC_FAKE_RDMSR, SPEC_MSR_SPFLT_CONTROL) +
+	       knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_SPFLT_CONTROL);
 }
 
 /*
@@ -80,7 +80,7 @@ static void knc_spflt_sets_enable_of_its_counter(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, e->hw.flags & KNC_EVENT_FLAG_SPFLT);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	idx = e->hw.idx;
-	KUNIT_EXPECT_EQ(test, t->spflt, KNC_SPFLT_ENABLE(idx));
+	KUNIT_EXPECT_EQ(test, t->spflt, SPEC_SPFLT_ENABLE(idx));
 	KUNIT_EXPECT_EQ(test, t->evtsel[idx], EV_INST | EVTSEL_USR_OS_EN);
 
 	knc_test_inject(EV_INST, 100);		/* preference 0: gated */
@@ -104,8 +104,8 @@ static void knc_spflt_leaves_other_counter_ungated(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(g), 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(p), 0);
-	KUNIT_EXPECT_EQ(test, t->spflt & ~KNC_SPFLT_USER_PREF,
-			KNC_SPFLT_ENABLE(g->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->spflt & ~SPEC_SPFLT_USER_PREF,
+			SPEC_SPFLT_ENABLE(g->hw.idx));
 	knc_test_inject(EV_INST, 50);
 	knc_test_read(g);
 	knc_test_read(p);
@@ -125,9 +125,9 @@ static void knc_spflt_on_both_counters(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
-	KUNIT_EXPECT_EQ(test, t->spflt, KNC_SPFLT_ENABLE(0) | KNC_SPFLT_ENABLE(1));
+	KUNIT_EXPECT_EQ(test, t->spflt, SPEC_SPFLT_ENABLE(0) | SPEC_SPFLT_ENABLE(1));
 	knc_test_sched_out(a);
-	KUNIT_EXPECT_EQ(test, t->spflt, KNC_SPFLT_ENABLE(b->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->spflt, SPEC_SPFLT_ENABLE(b->hw.idx));
 	knc_test_sched_out(b);
 	KUNIT_EXPECT_EQ(test, t->spflt, 0);
 }
@@ -156,16 +156,16 @@ static void knc_spflt_cpu_wide_keeps_live_pref(struct kunit *test)
 	knc_test_spflt_insn(t, true);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	KUNIT_EXPECT_EQ(test, t->spflt,
-			KNC_SPFLT_USER_PREF | KNC_SPFLT_ENABLE(e->hw.idx));
+			SPEC_SPFLT_USER_PREF | SPEC_SPFLT_ENABLE(e->hw.idx));
 	knc_test_sched_out(e);
-	KUNIT_EXPECT_EQ(test, t->spflt, KNC_SPFLT_USER_PREF);
+	KUNIT_EXPECT_EQ(test, t->spflt, SPEC_SPFLT_USER_PREF);
 }
 
 /* Refusals leave nothing behind: no counter reference, no task data. */
 static void knc_spflt_with_any_refused(struct kunit *test)
 {
 	struct perf_event *e = knc_test_event(test, knc_pmu.type,
-					      EV_INST_SPFLT | KNC_EVTSEL_ANY_THREAD);
+					      EV_INST_SPFLT | SPEC_EVTSEL_ANY_THREAD);
 
 	e->attach_state = PERF_ATTACH_TASK;
 	KUNIT_EXPECT_EQ(test, knc_test_event_init(test, e), -EINVAL);
@@ -209,14 +209,14 @@ static void knc_spflt_pref_follows_task(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	in = knc_spflt_accesses(t);
 	KUNIT_EXPECT_EQ(test, t->spflt,
-			KNC_SPFLT_USER_PREF | KNC_SPFLT_ENABLE(e->hw.idx));
+			SPEC_SPFLT_USER_PREF | SPEC_SPFLT_ENABLE(e->hw.idx));
 	knc_test_inject(EV_INST, 11);
 	knc_test_sched_out(e);
 	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 11);
 
 	kunit_info(test, "SPFLT_CONTROL accesses per context switch: out %u, in %u\n",
 		   out, in);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, KNC_MSR_SPFLT_CONTROL), 1);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, SPEC_MSR_SPFLT_CONTROL), 1);
 	KUNIT_EXPECT_EQ(test, out, 2);
 	KUNIT_EXPECT_EQ(test, in, 1);
 }
@@ -245,7 +245,7 @@ static void knc_spflt_rotation_keeps_live_pref(struct kunit *test)
 	knc_test_sched_out(c);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
 	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
-	KUNIT_EXPECT_TRUE(test, t->spflt & KNC_SPFLT_ENABLE(a->hw.idx));
+	KUNIT_EXPECT_TRUE(test, t->spflt & SPEC_SPFLT_ENABLE(a->hw.idx));
 
 	/*
 	 * The core's rotation: everything out, then in, in one bracket.  The
@@ -421,7 +421,7 @@ static void knc_core_spflt_survives_rotation(struct kunit *test)
 static s64 knc_test_user_read(struct perf_event *e, s64 offset)
 {
 	return offset + sign_extend64(knc_test_fake()->counter[e->hw.idx],
-				      KNC_COUNTER_BITS - 1);
+				      SPEC_COUNTER_BITS - 1);
 }
 
 static void knc_rdpmc_page_matches_read(struct kunit *test)
@@ -449,8 +449,8 @@ static void knc_rdpmc_page_matches_read(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, local64_read(&e->count) -
 			local64_read(&e->hw.prev_count), offset);
 
-	knc_test_inject(EV_INST, KNC_MAX_PERIOD);	/* past the wrap */
-	n += KNC_MAX_PERIOD;
+	knc_test_inject(EV_INST, SPEC_MAX_PERIOD);	/* past the wrap */
+	n += SPEC_MAX_PERIOD;
 	KUNIT_EXPECT_TRUE(test, t->status & BIT(e->hw.idx));
 	KUNIT_EXPECT_EQ(test, knc_test_user_read(e, offset), n);
 	knc_test_read(e);
@@ -479,7 +479,7 @@ static ssize_t knc_test_rdpmc_show(char *buf)
 
 static void knc_rdpmc_restore(void *unused)
 {
-	knc_fake_pmc_width = KNC_COUNTER_BITS;
+	knc_fake_pmc_width = SPEC_COUNTER_BITS;
 	knc_rdpmc_probe();
 	knc_test_rdpmc_store("1");
 }
