@@ -182,16 +182,19 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 
 	if (!(status & running)) {
 		/*
-		 * Not ours.  Still clear stale bits, or the line stays high
-		 * and no PMI can ever rise again; and unmask, in case this
-		 * was a PMI whose status another path already cleared.
+		 * No running counter overflowed.  Still clear stale bits, or
+		 * the line stays high and no PMI can ever rise again; and
+		 * unmask, in case this was a PMI whose status another path
+		 * already cleared.  A stale bit is still a PMI of ours, an
+		 * overflow that landed as perf stopped its counter: claim it,
+		 * or x86 reports an unknown NMI.
 		 */
 		if (status)
 			knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
 		knc_hw_lvtpc_write(APIC_DM_NMI);
 		if (was_enabled)
 			knc_pmu_enable(&knc_pmu);
-		return NMI_DONE;
+		return status ? NMI_HANDLED : NMI_DONE;
 	}
 
 	do {
@@ -213,6 +216,8 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		for_each_set_bit(idx, &status, KNC_NUM_COUNTERS)
 			if (running & BIT(idx))
 				knc_pmu_stop(cpuc->events[idx], PERF_EF_UPDATE);
+		/* LVTPC stays masked; the next add() tries again */
+		cpuc->lvt_rearm = true;
 	} else {
 		/* 5. Unmask: the APIC masked LVTPC when it took this PMI. */
 		knc_hw_lvtpc_write(APIC_DM_NMI);
@@ -233,6 +238,28 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 }
 
 NOKPROBE_SYMBOL(knc_pmi_handle);
+
+/*
+ * From add(), when a PMI left LVTPC masked: one that came with no knc
+ * event on this CPU, or with a status bit that would not clear.  The
+ * status of a counter that runs no event is stale: clear it, then unmask
+ * once the status is clear (spec 1.4.3.9), or the line stays high and no
+ * PMI can rise again.  Otherwise stay masked and try at the next add().
+ */
+void knc_pmi_rearm(struct knc_cpu_hw *cpuc)
+{
+	u64 stale = KNC_COUNTER_MASK & ~(u64)cpuc->ctrl_shadow;
+	u64 status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
+
+	if (status & stale) {
+		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status & stale);
+		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
+	}
+	if (status)
+		return;
+	knc_hw_lvtpc_write(APIC_DM_NMI);
+	cpuc->lvt_rearm = false;
+}
 
 /* Next tick: restart the events the throttle stopped. */
 static enum hrtimer_restart knc_unthrottle(struct hrtimer *timer)

@@ -319,10 +319,8 @@ int knc_pmu_add(struct perf_event *event, int flags)
 	cpuc->events[idx] = event;
 	hwc->idx = idx;
 	knc_spflt_add(cpuc, event);
-	if (unlikely(cpuc->lvt_rearm)) {
-		knc_hw_lvtpc_write(APIC_DM_NMI);
-		cpuc->lvt_rearm = false;
-	}
+	if (unlikely(cpuc->lvt_rearm))
+		knc_pmi_rearm(cpuc);
 	hwc->state = PERF_HES_UPTODATE | PERF_HES_STOPPED | PERF_HES_ARCH;
 
 	/*

@@ -241,6 +241,7 @@ extern unsigned int knc_max_samples_per_tick;
 int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs);
 void knc_pmi_cpu_init(struct knc_cpu_hw *cpuc);
 void knc_pmi_cpu_stop(struct knc_cpu_hw *cpuc);
+void knc_pmi_rearm(struct knc_cpu_hw *cpuc);
 
 /* knc_ring3.c */
 extern const struct attribute_group knc_rdpmc_group;

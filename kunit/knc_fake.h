@@ -58,6 +58,7 @@ struct knc_fake_thread {
 	/* called once, after access number hook_after since the log cleared */
 	knc_fake_hook_fn after_access;
 	unsigned int hook_after;
+	int	hook_idx;		/* for the hook's own use */
 	/* simulated current privilege level: 0 kernel, 3 user */
 	unsigned int cpl;
 	bool	pce;			/* CR4.PCE */

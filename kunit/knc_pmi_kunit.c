@@ -7,6 +7,7 @@
  * periods, throttling, frequency mode, refresh and long runs.
  */
 #include <kunit/test.h>
+#include <linux/cpu.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/perf_event.h>
@@ -297,6 +298,223 @@ static void knc_pmi_while_perf_disabled(struct kunit *test)
 	knc_test_sched_out(e);
 }
 
+/* ---- corner cases ---------------------------------------------------- */
+
+/*
+ * The PMI of a counter's last event arrives after perf stopped that
+ * counter (NMI latency): its status bit is stale, of a counter that runs
+ * no more.  The handler must still clear it, or the line stays high and no
+ * PMI rises again, and must claim the NMI, or x86 reports it as unknown.
+ */
+static void knc_pmi_stale_status_of_stopped_counter(struct kunit *test)
+{
+	struct perf_event *a = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct perf_event *b = knc_sampling_event(test, EV_CYCLES, 1000, 1);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
+	knc_test_inject(EV_INST, 999);
+
+	t->nmi_hold = true;			/* the PMI is on its way ... */
+	knc_test_inject(EV_INST, 1);
+	local_irq_save(flags);
+	knc_pmu_stop(a, PERF_EF_UPDATE);	/* ... as perf stops a */
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, t->status, SPEC_GLOBAL_BIT(a->hw.idx));
+	knc_fake_nmi_release(t);
+
+	KUNIT_EXPECT_EQ(test, t->nmis, 1);
+	KUNIT_EXPECT_EQ(test, t->unknown_nmis, 0);
+	KUNIT_EXPECT_EQ(test, t->last_nmi_ret, NMI_HANDLED);
+	KUNIT_EXPECT_EQ(test, t->status, 0);
+	KUNIT_EXPECT_FALSE(test, t->pmi_line);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 0);	/* a is stopped */
+	KUNIT_EXPECT_EQ(test, local64_read(&a->count), 1000);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_GLOBAL_BIT(b->hw.idx));
+
+	/* the other counter still gets its PMIs */
+	knc_test_inject(EV_CYCLES, 1000);
+	KUNIT_EXPECT_EQ(test, knc_samples[1].n, 1);
+	knc_test_sched_out(a);
+	knc_test_sched_out(b);
+	KUNIT_EXPECT_EQ(test, local64_read(&a->count), 1000);
+	KUNIT_EXPECT_EQ(test, local64_read(&b->count), 1000);
+}
+
+/*
+ * A PMI taken 3.5 periods late (the counter ran on past the wrap): one
+ * sample of one period, the count exact, and the next period a whole one
+ * from here, not what is left of a period long gone (the left <= -period
+ * case of knc_set_period()).
+ */
+static void knc_pmi_overshoot_of_whole_periods(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	int idx;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	idx = e->hw.idx;
+	knc_test_inject(EV_INST, 3500);
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].period_sum, 1000);
+	KUNIT_EXPECT_EQ(test, t->counter[idx], SPEC_COUNTER_VALUE_MASK + 1 - 1000);
+	KUNIT_EXPECT_EQ(test, e->hw.last_period, 1000);
+
+	knc_test_inject(EV_INST, 999);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	knc_test_inject(EV_INST, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 2);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].period_sum, 2000);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 4500);
+}
+
+/*
+ * A status bit that would not clear stopped its event and left LVTPC
+ * masked (knc_pmi_stuck_status_is_bounded).  Once that event is gone and
+ * the fault with it, the next event on the CPU must sample again: the
+ * driver still holds the counters, so no reset comes to unmask LVTPC.
+ */
+static void knc_pmi_samples_after_stuck_status(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 100, 0);
+	struct perf_event *f = knc_sampling_event(test, EV_CYCLES, 100, 1);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	t->stuck_status = SPEC_GLOBAL_BIT(e->hw.idx);
+	knc_test_inject(EV_INST, 100);
+	KUNIT_ASSERT_EQ(test, knc_kunit_warnings, 1);
+	KUNIT_ASSERT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
+	knc_test_sched_out(e);
+	t->stuck_status = 0;			/* the fault goes away */
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(f), 0);
+	knc_test_inject(EV_CYCLES, 100);
+	KUNIT_EXPECT_EQ(test, knc_samples[1].n, 1);
+	knc_test_inject(EV_CYCLES, 100);
+	KUNIT_EXPECT_EQ(test, knc_samples[1].n, 2);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	knc_test_sched_out(f);
+	KUNIT_EXPECT_EQ(test, local64_read(&f->count), 200);
+}
+
+/* Lands the counter's overflow while the CPU is already in an NMI. */
+static void knc_overflow_in_nmi(struct knc_fake_thread *t)
+{
+	knc_fake_wrap(t, t->hook_idx);
+}
+
+/*
+ * x86 semantics: an NMI from another source (one the watchdog claims,
+ * say) is running when a counter overflows.  The PMI is latched; the
+ * driver, called for the first NMI too, already handles the overflow, so
+ * the latched one finds nothing.  That one must not be an unknown NMI:
+ * the first NMI handled two events (the other source's and the PMI), so
+ * x86 swallows the second half of the back-to-back pair.
+ */
+static void knc_pmi_latched_during_other_nmi(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 100, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_inject(EV_INST, 99);
+	knc_fake_clear_log(t);
+	t->hook_idx = e->hw.idx;
+	t->hook_after = 1;			/* after the handler's stop */
+	t->after_access = knc_overflow_in_nmi;
+	local_irq_save(flags);
+	knc_fake_nmi(t, 1);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	KUNIT_EXPECT_EQ(test, t->nmis, 2);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, t->unknown_nmis, 0);
+	KUNIT_EXPECT_EQ(test, t->swallowed_nmis, 1);
+	KUNIT_EXPECT_EQ(test, t->status, 0);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	knc_test_inject(EV_INST, 100);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 2);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 200);
+}
+
+/*
+ * An overflow after the handler unmasked LVTPC and restarted the counters
+ * but before it returned: the new PMI is latched and taken back to back,
+ * and it is a real one, handled, not swallowed.
+ */
+static void knc_overflow_after_unmask(struct knc_fake_thread *t)
+{
+	if (t->in_nmi)
+		knc_fake_wrap(t, t->hook_idx);
+}
+
+static void knc_pmi_latched_after_unmask(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 100, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_inject(EV_INST, 99);
+	knc_fake_clear_log(t);
+	t->hook_idx = e->hw.idx;
+	t->hook_after = 8;			/* the restart, step 7 */
+	t->after_access = knc_overflow_after_unmask;
+	knc_test_inject(EV_INST, 1);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 2);
+	KUNIT_EXPECT_EQ(test, t->nmis, 2);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 2);
+	KUNIT_EXPECT_EQ(test, t->unknown_nmis, 0);
+	KUNIT_EXPECT_EQ(test, t->swallowed_nmis, 0);
+	KUNIT_EXPECT_EQ(test, t->last_nmi_ret, NMI_HANDLED);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	knc_test_sched_out(e);
+}
+
+/*
+ * Reading a sampling event between PMIs (perf stat on it, or
+ * PERF_SAMPLE_READ of a group) folds the count and the period left, and
+ * must neither move nor lose a sample.
+ */
+static void knc_pmi_read_between_pmis(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_inject(EV_INST, 400);
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 400);
+	knc_test_inject(EV_INST, 599);
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 999);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 0);
+	knc_test_inject(EV_INST, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 1000);
+
+	knc_test_inject(EV_INST, 250);
+	knc_test_read(e);
+	knc_test_read(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 1250);
+	knc_test_inject(EV_INST, 749);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	knc_test_inject(EV_INST, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 2);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].period_sum, 2000);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 2000);
+}
+
 static struct kunit_case knc_pmi_cases[] = {
 	KUNIT_CASE(knc_pmi_follows_spec_sequence),
 	KUNIT_CASE(knc_pmi_both_counters_at_once),
@@ -305,6 +523,12 @@ static struct kunit_case knc_pmi_cases[] = {
 	KUNIT_CASE(knc_pmi_without_events_touches_nothing),
 	KUNIT_CASE(knc_pmi_stuck_status_is_bounded),
 	KUNIT_CASE(knc_pmi_while_perf_disabled),
+	KUNIT_CASE(knc_pmi_stale_status_of_stopped_counter),
+	KUNIT_CASE(knc_pmi_overshoot_of_whole_periods),
+	KUNIT_CASE(knc_pmi_samples_after_stuck_status),
+	KUNIT_CASE(knc_pmi_latched_during_other_nmi),
+	KUNIT_CASE(knc_pmi_latched_after_unmask),
+	KUNIT_CASE(knc_pmi_read_between_pmis),
 	{}
 };
 
