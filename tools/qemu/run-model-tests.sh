@@ -9,8 +9,10 @@
 #	  -cpu qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1,knc-pmu=on
 #
 # through tools/vm.sh, then twice more on one vCPU, with knc-spflt=off and
-# without knc-pmu (the SPFLT instruction must be #UD there), and print
-# every "KNC-MODEL: <name>: PASS|FAIL" line of the three boots, then
+# without knc-pmu (the SPFLT instruction must be #UD there), once more on
+# one vCPU with -icount shift=1 (2 cycles per instruction: only the tests
+# that cycles change, so that cycles and instructions differ), and print
+# every "KNC-MODEL: <name>: PASS|FAIL" line of the four boots, then
 # "N passed, N failed" (exit status 1 if anything failed).
 #
 # Needs: tools/build-test-kernel.sh and tools/qemu/build-qemu.sh done (run
@@ -62,5 +64,15 @@ for ud in "knc-spflt-off:$KNC_QEMU_KNC_CPU,knc-spflt=off" \
 		"knc_model_ud=$label" || rc=$?
 	tally+=("$udlog" "$rc")
 done
+
+# cycles = instructions << 1: a swap of 0x16 and 0x2a, or a model that
+# ignores the shift, fails here
+s1log=$work/console-shift1.log
+knc_log "booting with -icount shift=1 (console: $s1log)"
+rc=0
+KNC_QEMU_ICOUNT=shift=1,sleep=off KNC_QEMU_SMP=1 knc_qemu_vm -l "$s1log" \
+	-t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=4 \
+	knc_model_shift=1 || rc=$?
+tally+=("$s1log" "$rc")
 
 knc_tally MODEL "${tally[@]}"

@@ -45,13 +45,20 @@
 #define OVF_CTRL	0x2e
 #define GLOBAL_CTRL	0x2f
 
+#define EV_DATA_READ	0x00
+#define EV_DATA_WRITE	0x01
 #define EV_BRANCHES	0x12
 #define EV_INSTR	0x16
+#define EV_DATA_RW	0x28
 #define EV_CYCLES	0x2a
+#define UMASK_VPU	(0x20ULL << 8)
 #define SEL_USR		BIT_ULL(16)
 #define SEL_OS		BIT_ULL(17)
+#define SEL_EDGE	BIT_ULL(18)
 #define SEL_INT		BIT_ULL(20)
 #define SEL_EN		BIT_ULL(22)
+#define SEL_INV		BIT_ULL(23)
+#define SEL_CMASK(c)	((u64)(c) << 24)
 #define CTR_MASK	GENMASK_ULL(39, 0)
 
 /* The model's debug block (tools/qemu/README.md). */
@@ -73,6 +80,10 @@
  */
 #define SPFLT_ESI	".byte 0xc5, 0xfb, 0xae, 0xf6\n\t"
 #define USER_PREF	BIT_ULL(63)
+
+static int shift;
+module_param(shift, int, 0444);
+MODULE_PARM_DESC(shift, "the guest's -icount shift (cycles = instructions << shift); non-zero: only the tests cycles change");
 
 static char *spflt_ud;
 module_param(spflt_ud, charp, 0444);
@@ -144,6 +155,53 @@ static noinline void run_loop(u64 global, u64 n)
 }
 
 #define LOOP_INSNS(n)	(2 * (n) + 4)
+
+/*
+ * run_loop with a load and a store in the loop: 4n + 4 instructions
+ * (mov, n * (mov load, mov store, dec, jnz), mov, xor, wrmsr), n data
+ * reads, n data writes, n branches.
+ */
+static noinline void run_data_loop(u64 global, u64 n, u64 *p)
+{
+	asm volatile("mov $0x2f, %%ecx\n\t"
+		     "mov %k[g], %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n\t"
+		     "mov %[n], %%r8\n"
+		     "1:\tmov (%[p]), %%rax\n\t"
+		     "mov %%rax, 8(%[p])\n\t"
+		     "dec %%r8\n\t"
+		     "jnz 1b\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : : [g] "r" (global), [n] "r" (n), [p] "r" (p)
+		     : "rax", "rcx", "rdx", "r8", "memory", "cc");
+}
+
+/*
+ * A read-modify-write, a PUSH and a POP per iteration: n * (add to
+ * memory, push, pop, dec, jnz): 2n data reads (add, pop), 2n data
+ * writes (add, push).
+ */
+static noinline void run_rmw_loop(u64 global, u64 n, u64 *p)
+{
+	asm volatile("mov $0x2f, %%ecx\n\t"
+		     "mov %k[g], %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n\t"
+		     "mov %[n], %%r8\n"
+		     "1:\taddq $1, (%[p])\n\t"
+		     "push %%rax\n\t"
+		     "pop %%rax\n\t"
+		     "dec %%r8\n\t"
+		     "jnz 1b\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : : [g] "r" (global), [n] "r" (n), [p] "r" (p)
+		     : "rax", "rcx", "rdx", "r8", "memory", "cc");
+}
 
 /* ---- NMI handler for the PMI tests ---- */
 static atomic_t pmi_armed;
@@ -387,14 +445,15 @@ static void test_exact(void)
 		run_loop(3, ns[i]);
 		a = rd(PERFCNT0);
 		b = rd(PERFCNT1);
-		if (a != LOOP_INSNS(ns[i]) || b != a) {
+		if (a != LOOP_INSNS(ns[i]) || b != a << shift) {
 			ok = false;
-			pr_info("knc_model: loop %llu: instructions %llu cycles %llu, want %llu\n",
-				ns[i], a, b, LOOP_INSNS(ns[i]));
+			pr_info("knc_model: loop %llu: instructions %llu cycles %llu, want %llu, cycles << %d\n",
+				ns[i], a, b, LOOP_INSNS(ns[i]), shift);
 		}
 		pmu_reset();
 	}
-	result("exact-instructions", ok, NULL);
+	result(shift ? "exact-instructions-cycles-shift" : "exact-instructions", ok,
+	       shift ? "cycles = instructions << %d" : NULL, shift);
 
 	/* BRANCHES: the loop retires exactly n jnz */
 	ok = true;
@@ -418,6 +477,106 @@ static void test_exact(void)
 	result("branches-overflow", rd(STATUS) == 1 && a == 500,
 	       "status=%#llx ctr=%llu", rd(STATUS), a);
 	pmu_reset();
+}
+
+/*
+ * DATA_READ, DATA_WRITE, DATA_READ_OR_WRITE: one per integer load/store
+ * (tools/qemu/README.md), exact on the loops; event code 0 included.
+ */
+static void test_data(void)
+{
+	static const u64 ns[] = { 1, 1000, 100000 };
+	u64 buf[2] = { 0, 0 }, a, b, c, d;
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		wr(EVTSEL0, EV_DATA_READ | SEL_OS | SEL_EN);
+		wr(EVTSEL1, EV_DATA_WRITE | SEL_OS | SEL_EN);
+		run_data_loop(3, ns[i], buf);
+		a = rd(PERFCNT0);
+		b = rd(PERFCNT1);
+		pmu_reset();
+		wr(EVTSEL0, EV_DATA_RW | SEL_OS | SEL_EN);
+		wr(EVTSEL1, EV_INSTR | SEL_OS | SEL_EN);
+		run_data_loop(3, ns[i], buf);
+		c = rd(PERFCNT0);
+		d = rd(PERFCNT1);
+		pmu_reset();
+		if (a != ns[i] || b != ns[i] || c != 2 * ns[i] || d != 4 * ns[i] + 4) {
+			ok = false;
+			pr_info("knc_model: data loop %llu: read %llu write %llu rw %llu insns %llu\n",
+				ns[i], a, b, c, d);
+		}
+	}
+	result("exact-data-read-write", ok, NULL);
+
+	wr(EVTSEL0, EV_DATA_READ | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_DATA_WRITE | SEL_OS | SEL_EN);
+	run_rmw_loop(3, 1000, buf);
+	a = rd(PERFCNT0);
+	b = rd(PERFCNT1);
+	pmu_reset();
+	wr(EVTSEL0, EV_DATA_RW | SEL_OS | SEL_EN);
+	run_rmw_loop(1, 1000, buf);
+	c = rd(PERFCNT0);
+	pmu_reset();
+	result("data-rmw-push-pop", a == 2000 && b == 2000 && c == 4000,
+	       "read %llu write %llu rw %llu, want 2000 2000 4000", a, b, c);
+
+	/* USR only, or the VPU umask on the same codes: nothing in ring 0 */
+	wr(EVTSEL0, EV_DATA_READ | SEL_USR | SEL_EN);
+	wr(EVTSEL1, EV_DATA_READ | UMASK_VPU | SEL_OS | SEL_EN);
+	run_data_loop(3, 1000, buf);
+	a = rd(PERFCNT0);
+	b = rd(PERFCNT1);
+	pmu_reset();
+	result("data-read-usr-and-umask-zero", a == 0 && b == 0, "%llu %llu", a, b);
+
+	/* a DATA_READ counter overflows exactly (status only) */
+	wr(PERFCNT0, BIT_ULL(40) - 1000);
+	wr(EVTSEL0, EV_DATA_READ | SEL_OS | SEL_EN);
+	run_data_loop(1, 1500, buf);
+	a = rd(PERFCNT0);
+	result("data-read-overflow", rd(STATUS) == 1 && a == 500,
+	       "status=%#llx ctr=%llu", rd(STATUS), a);
+	pmu_reset();
+}
+
+/*
+ * CMASK, INV, EDGE in closed form (tools/qemu/README.md): on run_loop(n)
+ * with I = 2n + 4 instructions, C = I << shift cycles, B = n branches.
+ */
+static void test_filters(void)
+{
+	const u64 n = 1000, I = LOOP_INSNS(n), C = I << shift, B = n;
+	const struct {
+		const char *name;
+		u64 sel, want;
+	} t[] = {
+		{ "filter-instr-cmask1", EV_INSTR | SEL_CMASK(1), I },
+		{ "filter-instr-cmask2", EV_INSTR | SEL_CMASK(2), 0 },
+		{ "filter-instr-inv-cmask1", EV_INSTR | SEL_INV | SEL_CMASK(1), C - I },
+		{ "filter-instr-inv-cmask2", EV_INSTR | SEL_INV | SEL_CMASK(2), C },
+		{ "filter-instr-inv-only", EV_INSTR | SEL_INV, I },
+		{ "filter-instr-edge-cmask1", EV_INSTR | SEL_EDGE | SEL_CMASK(1), min(I, C - I) },
+		{ "filter-branches-cmask1", EV_BRANCHES | SEL_CMASK(1), B },
+		{ "filter-branches-inv-cmask1", EV_BRANCHES | SEL_INV | SEL_CMASK(1), C - B },
+		{ "filter-branches-edge", EV_BRANCHES | SEL_EDGE, B },
+		{ "filter-cycles-cmask1", EV_CYCLES | SEL_CMASK(1), C },
+		{ "filter-cycles-inv-cmask1", EV_CYCLES | SEL_INV | SEL_CMASK(1), 0 },
+		{ "filter-cycles-cmask255", EV_CYCLES | SEL_CMASK(255), 0 },
+	};
+	u64 a;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		wr(EVTSEL1, t[i].sel | SEL_OS | SEL_EN);
+		run_loop(2, n);
+		a = rd(PERFCNT1);
+		pmu_reset();
+		result(t[i].name, a == t[i].want, "%llu, want %llu", a, t[i].want);
+	}
 }
 
 static void test_rdpmc_kernel(void)
@@ -606,6 +765,8 @@ static void run_all(void)
 	test_status_ovf();
 	test_gating();
 	test_exact();
+	test_data();
+	test_filters();
 	test_rdpmc_kernel();
 	test_debug_counters();
 	test_pmi();
@@ -843,6 +1004,18 @@ static int __init knc_model_init(void)
 	other = cpumask_any_but(cpu_online_mask, me);
 	if (spflt_ud) {
 		test_spflt_ud(spflt_ud);
+		goto out;
+	}
+	if (shift) {
+		unsigned long flags;
+
+		local_irq_save(flags);
+		pmu_reset();
+		test_exact();
+		test_filters();
+		test_pmi();
+		pmu_reset();
+		local_irq_restore(flags);
 		goto out;
 	}
 	test_spflt_reset_value(me, other);
