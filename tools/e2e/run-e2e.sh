@@ -83,6 +83,12 @@ for p in spflt-region spflt-pingpong selfmon rdpmc-nomap; do
 	files+=("$work/$p:0755")
 done
 mapfile -t -O ${#files[@]} files < <(knc_perf_files)	# perf and its libraries
+# model fidelity (tools/e2e/model-checks.sh): loads/stores, MSR read-back
+gcc -nostdlib -static -DKNC_LOOPS="$loops" -o "$work/loadloop" "$KNC_TOOLS/e2e/loadloop.S" \
+	>>"$work/build.log" 2>&1 &&
+	gcc -static -O2 -Wall -o "$work/msrpeek" "$KNC_TOOLS/e2e/msrpeek.c" >>"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; knc_die "loadloop/msrpeek build failed"; }
+files+=("$work/loadloop:0755" "$work/msrpeek:0755" "$KNC_TOOLS/e2e/model-checks.sh:0644")
 
 knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/e2e/init" "${files[@]}"
 
@@ -93,4 +99,13 @@ knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" \
 	loglevel=4 knc.expect="$expect" knc.branches=$((loops + 1)) \
 	knc.period="$period" knc.long="$long_loops" || rc=$?
 
-knc_tally E2E "$log" "$rc"
+# again at -icount shift=1, one vCPU: cycles = 2 x instructions, only
+# model-checks.sh's checks that tell the two apart
+s1log=$work/console-shift1.log
+knc_log "booting with -icount shift=1 (console: $s1log)"
+s1rc=0
+KNC_QEMU_ICOUNT=shift=1,sleep=off KNC_QEMU_SMP=1 knc_qemu_vm -l "$s1log" \
+	-t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" loglevel=4 \
+	knc.expect="$expect" knc.branches=$((loops + 1)) knc.shift=1 || s1rc=$?
+
+knc_tally E2E "$log" "$rc" "$s1log" "$s1rc"
