@@ -10,13 +10,16 @@
 #	build-6.12        make W=1 C=1 (sparse) against Debian's 6.12 headers
 #	build-test-kernel make W=1 C=1 against the KUnit test kernel, when it
 #	                  has been built (covers knc-perf-kunit.ko)
+#	tally-selftest    tools/selftest-tally.sh: the test tallies fail a
+#	                  missing check, a missing log, an unknown NMI, a WARN
 #
 # A build check fails on a non-zero exit or on any compiler, sparse or
 # modpost warning/error about our code.  Each build happens in a scratch
 # copy under $KNC_CACHE/check, so objects of different kernels never mix
 # with each other or with the work tree.
 #
-# Prints "check: <name>: PASS|FAIL|SKIP" per check and, unless run from
+# Prints "check-plan: <name>..." (every check it will run, before running
+# them), "check: <name>: PASS|FAIL|SKIP" per check and, unless run from
 # run-tests.sh (KNC_CHECK_NESTED=1), a final "N passed, N failed" line.
 set -euo pipefail
 
@@ -110,6 +113,15 @@ check_build()
 	fi
 	make -C "$dir" KDIR="$kdir" clean >/dev/null 2>&1 || true
 }
+
+echo "check-plan: tally-selftest checkpatch build-6.1 build-6.12 build-test-kernel"
+
+if "$KNC_TOOLS/selftest-tally.sh" >"$logdir/tally-selftest.log" 2>&1; then
+	result tally-selftest PASS
+else
+	grep -v ': PASS$' "$logdir/tally-selftest.log" | sed 's/^/  /' | head -n 40
+	result tally-selftest FAIL
+fi
 
 knc_ensure_source
 command -v sparse >/dev/null || knc_die "sparse missing (run tools/install-deps.sh)"

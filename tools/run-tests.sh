@@ -21,6 +21,13 @@
 # The last line is "N passed, N failed" over every KUnit case (each
 # parameterised case counts), every check and every VM assertion.  The
 # exit status is non-zero if anything failed or no KUnit result was found.
+# Every stage declares its checks before running them (check.sh's
+# "check-plan:", the guests' "KNC-<TAG>-PLAN:" lines, tools/lib.sh
+# knc_tally_log): a declared check without a verdict fails, and so does a
+# verdict nobody declared.  Every console is scanned for the reports of
+# tools/kernel-log-bad.ere, and every guest scans its dmesg for them.
+# Stages skipped by KNC_SKIP_* and checks reported SKIP are listed above
+# the last line.
 #
 # Environment:
 #	KNC_CACHE          cache dir (default ~/.cache/knc-pmu)
@@ -38,6 +45,7 @@ passed=0
 failed=0
 skipped=0
 failures=()
+skips=()
 done_line=0
 
 pass()
@@ -71,6 +79,10 @@ summary()
 		echo "Failures:"
 		printf '  - %s\n' "${failures[@]}"
 	fi
+	if [ ${#skips[@]} -gt 0 ]; then
+		echo "Skipped (not counted):"
+		printf '  - %s\n' "${skips[@]}"
+	fi
 	[ "$skipped" = 0 ] || echo "($skipped KUnit cases skipped)"
 	echo "$passed passed, $failed failed"
 	[ "$failed" = 0 ] || exit 1
@@ -95,18 +107,37 @@ knc_log "logs: $run"
 # 3. static checks
 if [ "${KNC_SKIP_CHECK:-0}" = 1 ]; then
 	knc_log "skipping tools/check.sh (KNC_SKIP_CHECK=1)"
+	skips+=("stage: static checks, tools/check.sh (KNC_SKIP_CHECK=1)")
 else
 	knc_log "static checks (tools/check.sh)"
-	KNC_CHECK_NESTED=1 "$KNC_TOOLS/check.sh" >"$run/check.log" 2>&1 || true
+	crc=0
+	KNC_CHECK_NESTED=1 "$KNC_TOOLS/check.sh" >"$run/check.log" 2>&1 || crc=$?
 	cat "$run/check.log"
+	# every check of the "check-plan:" line needs a verdict, and every
+	# verdict a declaration
+	cplan=" $(sed -n 's/^check-plan: //p' "$run/check.log" | tr '\n' ' ') "
+	cfail=0
 	while read -r name res; do
+		case "$cplan" in
+		*" $name "*) cplan=${cplan/ $name / } ;;
+		*) fail "check: $name: verdict $res without a declaration in check-plan"; cfail=1; continue ;;
+		esac
 		case "$res" in
 		PASS) pass ;;
-		FAIL) fail "check: $name" ;;
+		FAIL) fail "check: $name"; cfail=1 ;;
+		SKIP) skips+=("check: $name") ;;
 		esac
 	done < <(sed -n 's/^check: \([^:]*\): \(PASS\|FAIL\|SKIP\)$/\1 \2/p' "$run/check.log")
-	grep -qE '^check: [^:]+: (PASS|FAIL)$' "$run/check.log" ||
-		fail "check: tools/check.sh produced no result"
+	if ! grep -q '^check-plan: ' "$run/check.log"; then
+		fail "check: tools/check.sh declared no check (no check-plan line; exit $crc)"
+		cfail=1
+	fi
+	for name in $cplan; do
+		fail "check: $name: declared, no verdict (tools/check.sh exit $crc)"
+		cfail=1
+	done
+	[ "$crc" = 0 ] || [ "$cfail" = 1 ] ||
+		fail "check: tools/check.sh exit $crc with no failure counted"
 fi
 
 # 4. modules
@@ -131,7 +162,15 @@ done
 [ ${#kos[@]} -gt 0 ] || knc_die "no module to test"
 
 # 5. VM
-"$KNC_TOOLS/mkinitramfs.sh" "$KNC_CACHE/initramfs-test.cpio" "${kos[@]}" >/dev/null
+# the guest's helpers and the kernel log patterns, as /knc-guest.sh,
+# /knc-bad.ere, /knc-ok.ere (mkinitramfs.sh puts files in / by base name)
+mkdir -p "$run/guest"
+cp "$KNC_TOOLS/guest-lib.sh" "$run/guest/knc-guest.sh"
+cp "$KNC_BAD_ERE" "$run/guest/knc-bad.ere"
+cp "$KNC_OK_ERE" "$run/guest/knc-ok.ere"
+"$KNC_TOOLS/mkinitramfs.sh" "$KNC_CACHE/initramfs-test.cpio" "${kos[@]}" \
+	"$run/guest/knc-guest.sh" "$run/guest/knc-bad.ere" \
+	"$run/guest/knc-ok.ere" >/dev/null
 args=(knc.mode=test)
 if [ -n "${KNC_KUNIT_FILTER:-}" ]; then
 	args+=("kunit.filter_glob=$KNC_KUNIT_FILTER")
@@ -185,53 +224,28 @@ if [ "$kunit_seen" = 0 ]; then
 	fi
 fi
 
-# 6b. assertions made inside the guest
+# 6b. assertions made inside the guest, against its KNC-CHECK-PLAN; the
+# guest ran to the end (KNC-DONE: ok) and the VM exited on its own (6c);
+# the console is free of warnings, lockdep splats, oopses (6d)
 grep -E '^KNC-(CPUINFO|PROBE|PROBE-LOG):' "$console" | sed 's/^/  /' || true
 while read -r name res rest; do
-	if [ "$res" = PASS ]; then
-		pass
-		echo "vm: $name: PASS"
-	else
-		fail "vm: $name: $res $rest"
-		echo "vm: $name: $res $rest"
-	fi
-done < <(sed -n 's/^KNC-CHECK: \([^:]*\): \([A-Z]*\)\(.*\)$/\1 \2 \3/p' "$console")
-grep -q '^KNC-CHECK: probe-refusal:' "$console" ||
-	fail "vm: probe-refusal: no result (guest died before the check?)"
-
-# 6c. the guest ran to the end and the VM exited on its own
-if grep -q '^KNC-DONE: ok$' "$console" && [ "$vmrc" = 0 ]; then
-	pass
-	echo "vm: completed: PASS"
-else
-	fail "vm: completed: FAIL (exit $vmrc, $(grep -m1 '^KNC-DONE:' "$console" || echo 'no KNC-DONE marker'))"
-	echo "vm: completed: FAIL"
+	case "$res" in
+	PASS) pass ;;
+	SKIP) skips+=("vm: $name: $rest") ;;
+	*) fail "vm: $name: $res${rest:+ $rest}" ;;
+	esac
+	echo "vm: $name: $res${rest:+ $rest}"
+done < <(knc_tally_log CHECK "$console" "$vmrc" |
+	sed -n 's/^KNC-CHECK: \([^:]*\): \([A-Z]*\) *\(.*\)$/\1 \2 \3/p')
+if ! grep -q '^KNC-DONE: ok$' "$console" || [ "$vmrc" != 0 ]; then
 	echo "  last console lines:"
 	tail -n 40 "$console" | sed 's/^/  | /'
 fi
-
-# 6d. the kernel log must be free of warnings, lockdep splats, oopses
-bad_re='WARNING:|BUG:|BUG [a-z]|Oops|Call Trace|Kernel panic|general protection fault'
-bad_re+='|possible recursive locking|inconsistent lock state|circular locking'
-bad_re+='|\\bINFO: |UBSAN:|Unable to handle kernel|kernel BUG at|RIP: [0-9a-f]'
-
-# log_clean VM CONSOLE: "VM: kernel-log-clean", one test case failing on
-# any report in CONSOLE
-log_clean()
-{
-	local name="$1: kernel-log-clean" log=$2 bad=$run/bad-$1.txt first
-
-	if grep -anE "$bad_re" "$log" | grep -vE '^[0-9]+:KNC-' >"$bad"; then
-		first=$(head -n1 "$bad" | cut -d: -f1)
-		fail "$name: FAIL ($(wc -l <"$bad") suspicious lines)"
-		echo "$name: FAIL, first report at $log:$first:"
-		sed -n "$((first > 5 ? first - 5 : 1)),$((first + 40))p" "$log" | sed 's/^/  | /'
-	else
-		pass
-		echo "$name: PASS"
-	fi
-}
-log_clean vm "$console"
+if bad=$(knc_log_clean "$console"); then :; else
+	first=$(printf '%s\n' "$bad" | head -n1 | cut -d: -f1)
+	echo "vm: console-clean: first report at $console:$first:"
+	sed -n "$((first > 5 ? first - 5 : 1)),$((first + 40))p" "$console" | sed 's/^/  | /'
+fi
 
 # 7. the QEMU KNC PMU model and the end-to-end runs on it
 #
@@ -244,10 +258,13 @@ suite()
 	shift
 	knc_log "$name: $*"
 	"$@" >"$log" 2>&1 || rc=$?
-	grep -aE '^KNC-[A-Z0-9]+: [^:]+: (PASS|FAIL)' "$log" | sed 's/^/  /'
+	grep -aE '^KNC-[A-Z0-9]+: [^:]+: (PASS|FAIL|SKIP)' "$log" | sed 's/^/  /'
 	while read -r l; do
 		failures+=("$name: $l")
 	done < <(grep -aE '^KNC-[A-Z0-9]+: [^:]+: FAIL' "$log" | cut -c1-200)
+	while read -r l; do
+		skips+=("$name: $l")
+	done < <(grep -aE '^KNC-[A-Z0-9]+: [^:]+: SKIP' "$log" | sed 's/^KNC-[A-Z0-9]*: //' | cut -c1-200)
 	last=$(tail -n1 "$log")
 	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
 		p=${BASH_REMATCH[1]}
@@ -263,6 +280,7 @@ suite()
 
 if [ "${KNC_SKIP_E2E:-0}" = 1 ]; then
 	knc_log "skipping the QEMU model and end-to-end runs (KNC_SKIP_E2E=1)"
+	skips+=("stage: QEMU model, e2e, stock and compare runs (KNC_SKIP_E2E=1)")
 elif ! "$KNC_TOOLS/qemu/build-qemu.sh"; then
 	fail "qemu: building QEMU with the KNC PMU model failed"
 elif ! KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/build-test-kernel.sh"; then
@@ -270,7 +288,6 @@ elif ! KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/build-test-kernel.sh"; then
 else
 	suite model "$KNC_TOOLS/qemu/run-model-tests.sh"
 	suite e2e env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/e2e/run-e2e.sh"
-	log_clean e2e "$KNC_CACHE/e2e/console.log"
 	# Debian's own kernel, where upstream knc.c is the cpu PMU; always
 	# boot, never reuse the last run's console
 	suite stock env KNC_STOCK_FORCE=1 "$KNC_TOOLS/e2e/run-stock.sh"

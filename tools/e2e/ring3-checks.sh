@@ -8,6 +8,8 @@
 # tools/include/knc_selfmon.h: /spflt-region, /spflt-pingpong, /selfmon,
 # /rdpmc-nomap.
 #
+#	ring3_plan TAG	declare the checks (knc_plan, tools/guest-lib.sh),
+#			before any check of the guest runs
 #	ring3_checks
 #
 # RDPMC is expected to be offered exactly when the x86 core PMU exists
@@ -56,14 +58,42 @@ r3_verdicts()
 		res "$1" FAIL "no verdict: $(echo "$2" | tail -n 3 | tr '\n' ' ' | head -c 200)"
 }
 
+# r3_rdpmc_expected: 1 where RDPMC must be offered, else 0; the one
+# decision of which checks run, shared by ring3_plan and ring3_checks
+r3_rdpmc_expected()
+{
+	if [ -d /sys/bus/event_source/devices/cpu ]; then
+		echo 1
+	else
+		echo 0
+	fi
+}
+
+ring3_plan()
+{
+	r3_plan="spflt-format spflt-region-exact spflt-region-raw-exact"
+	r3_plan="$r3_plan spflt-starts-at-0 spflt-region-exit-with-pref-1"
+	r3_plan="$r3_plan spflt-no-leak-after-exit spflt-no-leak-from-unmonitored"
+	r3_plan="$r3_plan spflt-pingpong-stat spflt-pingpong-stat-parent-sets"
+	r3_plan="$r3_plan spflt-pingpong-self spflt-pingpong-self-parent-sets"
+	r3_plan="$r3_plan selfmon-paths selfmon-*"
+	r3_plan="$r3_plan spflt-kernel-outside-region spflt-kernel-with-pref"
+	r3_plan="$r3_plan rdpmc-nomap-sigsegv rdpmc-open-unmapped-sigsegv"
+	r3_plan="$r3_plan rdpmc-knob-default rdpmc-knob-root-only"
+	r3_plan="$r3_plan rdpmc-knob-2-refused rdpmc-knob-0"
+	if [ "$(r3_rdpmc_expected)" = 1 ]; then
+		r3_plan="$r3_plan rdpmc-mapped-allowed rdpmc-unmapped-sigsegv rdpmc-knob-1"
+		! taskset -c 0 true 2>/dev/null ||
+			r3_plan="$r3_plan x86-dirty-counters-no-jump"
+	else
+		r3_plan="$r3_plan rdpmc-not-offered rdpmc-knob-1-refused"
+	fi
+	knc_plan "$1" "$r3_plan"
+}
 
 ring3_checks()
 {
-	if [ -d /sys/bus/event_source/devices/cpu ]; then
-		r3_rdpmc=1
-	else
-		r3_rdpmc=0
-	fi
+	r3_rdpmc=$(r3_rdpmc_expected)
 	echo "KNC-E2E-INFO: ring3: RDPMC expected: $r3_rdpmc (knob $(cat $R3_KNOB 2>&1))"
 
 	f=$(cat $R3_PMU/format/spflt 2>&1)

@@ -69,7 +69,7 @@ gcc -static -O2 -Wall -o "$work/badattr" "$KNC_TOOLS/e2e/badattr.c" \
 	>>"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log" >&2; knc_die "badattr build failed"; }
 # ring-3 self-monitoring (tools/include/knc_selfmon.h, ring3-checks.sh)
-for p in spflt-region spflt-pingpong selfmon rdpmc-nomap; do
+for p in spflt-region spflt-pingpong selfmon rdpmc-nomap features; do
 	gcc -static -O2 -Wall -o "$work/$p" "$KNC_TOOLS/e2e/$p.c" \
 		>>"$work/build.log" 2>&1 ||
 		{ cat "$work/build.log" >&2; knc_die "$p build failed"; }
@@ -78,8 +78,9 @@ n=$(objdump -d "$work/workload" | grep -cE '^ +[0-9a-f]+:' || true)
 [ "$n" = 6 ] || knc_die "workload has $n instructions, expected 6"
 
 files=("$work/mod/knc-perf.ko:0644" "$work/workload:0755" "$work/workload-long:0755"
-       "$work/badattr:0755" "$KNC_TOOLS/e2e/ring3-checks.sh:0644")
-for p in spflt-region spflt-pingpong selfmon rdpmc-nomap; do
+       "$work/badattr:0755" "$KNC_TOOLS/e2e/ring3-checks.sh:0644"
+       "$KNC_TOOLS/e2e/features-checks.sh:0644")
+for p in spflt-region spflt-pingpong selfmon rdpmc-nomap features; do
 	files+=("$work/$p:0755")
 done
 mapfile -t -O ${#files[@]} files < <(knc_perf_files)	# perf and its libraries
@@ -96,7 +97,7 @@ log=$work/console.log
 knc_log "booting (console: $log); workload: $expect user instructions"
 rc=0
 knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" \
-	loglevel=4 knc.expect="$expect" knc.branches=$((loops + 1)) \
+	loglevel=7 knc.expect="$expect" knc.branches=$((loops + 1)) \
 	knc.period="$period" knc.long="$long_loops" || rc=$?
 
 # again at -icount shift=1, one vCPU: cycles = 2 x instructions, only
@@ -105,7 +106,7 @@ s1log=$work/console-shift1.log
 knc_log "booting with -icount shift=1 (console: $s1log)"
 s1rc=0
 KNC_QEMU_ICOUNT=shift=1,sleep=off KNC_QEMU_SMP=1 knc_qemu_vm -l "$s1log" \
-	-t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" loglevel=4 \
+	-t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" loglevel=7 \
 	knc.expect="$expect" knc.branches=$((loops + 1)) knc.shift=1 || s1rc=$?
 
 knc_tally E2E "$log" "$rc" "$s1log" "$s1rc"

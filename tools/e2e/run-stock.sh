@@ -54,7 +54,7 @@ stock_initramfs "$STOCK_WORK/initramfs-stock.cpio" "$KNC_TOOLS/e2e/stock-init" \
 log=$STOCK_WORK/console-stock.log
 knc_log "workload: $expect user instructions"
 rc=0
-stock_boot "$log" "$STOCK_WORK/initramfs-stock.cpio" loglevel=4 \
+stock_boot "$log" "$STOCK_WORK/initramfs-stock.cpio" loglevel=7 \
 	knc.expect="$expect" || rc=$?
 
 knc_log "$(knc_elapsed "$start")"

@@ -173,7 +173,7 @@ stock_initramfs()
 	# gen_init_cpio stamps directories with the current time: key the
 	# initramfs on its inputs instead of its bytes
 	key=$(stock_key "$init" "${files[@]%%:*}" "${files[*]}" /bin/busybox \
-		"$KNC_TOOLS/qemu/qemu-env.sh")
+		"$KNC_TOOLS/qemu/qemu-env.sh" "$KNC_TOOLS/guest-lib.sh" "$KNC_BAD_ERE" "$KNC_OK_ERE")
 	if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 		knc_log "$out up to date"
 		return 0

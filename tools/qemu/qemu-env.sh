@@ -37,8 +37,9 @@ knc_qemu_vm()
 
 # knc_qemu_initramfs OUT INIT [FILE[:MODE[:DEST]]...]
 # An uncompressed initramfs: busybox-static with its applets in /bin, INIT
-# as /init, and each FILE in / (or at DEST), with dirs /bin /lib /lib64
-# /usr/bin /dev /proc /sys /tmp.
+# as /init, the guest helpers /knc-guest.sh, /knc-bad.ere and /knc-ok.ere
+# (tools/guest-lib.sh, $KNC_BAD_ERE, $KNC_OK_ERE), and each FILE in / (or at DEST),
+# with dirs /bin /lib /lib64 /usr/bin /dev /proc /sys /tmp.
 knc_qemu_initramfs()
 {
 	local out=$1 init=$2 gen=$KNC_KBUILD/usr/gen_init_cpio spec a f src mode dest d
@@ -57,6 +58,9 @@ knc_qemu_initramfs()
 		echo "nod /dev/null 0666 0 0 c 1 3"
 		echo "file /init $init 0755 0 0"
 		echo "file /bin/busybox /bin/busybox 0755 0 0"
+		echo "file /knc-guest.sh $KNC_TOOLS/guest-lib.sh 0644 0 0"
+		echo "file /knc-bad.ere $KNC_BAD_ERE 0644 0 0"
+		echo "file /knc-ok.ere $KNC_OK_ERE 0644 0 0"
 		for a in $(/bin/busybox --list); do
 			[ "$a" = busybox ] || echo "slink /bin/$a busybox 0777 0 0"
 		done
@@ -88,31 +92,4 @@ knc_perf_files()
 	echo "$perf:0755:/usr/bin/perf"
 	ldd "$perf" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
 		sort -u | sed 's/.*/&:0755:&/'
-}
-
-# knc_tally TAG LOG RC [LOG RC]...: print each LOG's "KNC-TAG: name:
-# PASS|FAIL" lines and one "N passed, N failed" for all of them, counting
-# a guest that never reached KNC-DONE (VM exit status RC) or a LOG without
-# a single PASS as one failure each.  Returns non-zero if anything
-# failed.
-knc_tally()
-{
-	local tag=$1 log rc p pass=0 fail=0
-
-	shift
-	while [ $# -ge 2 ]; do
-		log=$1 rc=$2
-		shift 2
-		grep -a "KNC-$tag: " "$log" | sed 's/\r$//' || true
-		p=$(grep -ac "KNC-$tag: .*: PASS" "$log" || true)
-		pass=$((pass + p))
-		fail=$((fail + $(grep -ac "KNC-$tag: .*: FAIL" "$log" || true)))
-		if ! grep -aq '^KNC-DONE' "$log"; then
-			echo "KNC-$tag: vm-completed: FAIL (qemu exit $rc; see $log)"
-			fail=$((fail + 1))
-		fi
-		[ "$p" -gt 0 ] || fail=$((fail + 1))
-	done
-	echo "$pass passed, $fail failed"
-	[ "$fail" = 0 ]
 }

@@ -48,7 +48,7 @@ knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/qemu/tests/init" \
 log=$work/console.log
 knc_log "booting (console: $log)"
 rc=0
-knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=4 || rc=$?
+knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=7 || rc=$?
 
 # Without the model's SPFLT the same binaries only check its #UD
 # (knc_model_ud=LABEL): knc-spflt=off, and a plain vCPU without knc-pmu.
@@ -60,7 +60,7 @@ for ud in "knc-spflt-off:$KNC_QEMU_KNC_CPU,knc-spflt=off" \
 	knc_log "booting with -cpu ${ud#*:} (console: $udlog)"
 	rc=0
 	KNC_QEMU_CPU=${ud#*:} KNC_QEMU_SMP=1 knc_qemu_vm -l "$udlog" \
-		-t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=4 \
+		-t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=7 \
 		"knc_model_ud=$label" || rc=$?
 	tally+=("$udlog" "$rc")
 done
@@ -71,7 +71,7 @@ s1log=$work/console-shift1.log
 knc_log "booting with -icount shift=1 (console: $s1log)"
 rc=0
 KNC_QEMU_ICOUNT=shift=1,sleep=off KNC_QEMU_SMP=1 knc_qemu_vm -l "$s1log" \
-	-t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=4 \
+	-t "${KNC_VM_TIMEOUT:-300}" "$work/initramfs.cpio" loglevel=7 \
 	knc_model_shift=1 || rc=$?
 tally+=("$s1log" "$rc")
 

@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# Helpers for the guests' /init scripts (busybox sh), shipped as
+# /knc-guest.sh with the kernel log patterns as /knc-bad.ere and their
+# exceptions as /knc-ok.ere (tools/kernel-log-bad.ere, kernel-log-ok.ere:
+# the lists the host scans the consoles with, see tools/lib.sh):
+#
+#	. /knc-guest.sh
+#	knc_plan TAG NAME...	declare checks before running them: one
+#				"KNC-TAG-PLAN: NAME..." line.  The host's
+#				tally (tools/lib.sh knc_tally_log) fails a
+#				declared check without a verdict and a verdict
+#				nobody declared.  "prefix*" declares a family
+#				a program names itself (at least one verdict).
+#				A check that may not apply is declared by the
+#				code that decides, or reported as SKIP.
+#	knc_dmesg_keep		dmesg -c, keeping what it clears for the scan
+#	knc_dmesg_bad		the kept and current kernel log's lines that
+#				match /knc-bad.ere and not /knc-ok.ere (empty: clean); status 0
+
+knc_plan()
+{
+	kp_tag=$1
+	shift
+	echo "KNC-$kp_tag-PLAN: $*"
+}
+
+knc_dmesg_keep()
+{
+	dmesg -c >>/tmp/knc-dmesg.all 2>/dev/null
+}
+
+knc_dmesg_bad()
+{
+	if [ ! -r /knc-bad.ere ]; then
+		echo "/knc-bad.ere missing from the initramfs"
+		return 0
+	fi
+	knc_dmesg_keep
+	grep -E -f /knc-bad.ere /tmp/knc-dmesg.all | sed 's/^\[[^]]*\] *//' |
+		grep -v '^KNC-' | grep -vE -f /knc-ok.ere || true
+}

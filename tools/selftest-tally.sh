@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Self-test of the tallies (tools/lib.sh knc_tally, knc_log_clean, and the
+# guests' dmesg scan in tools/guest-lib.sh), no VM: feed them logs with
+# one fault each and check that each fault fails, and that a clean log
+# passes.  Run by tools/check.sh as "check: tally-selftest"; on its own it
+# prints "selftest: <case>: PASS|FAIL" lines and "N passed, N failed".
+set -euo pipefail
+
+KNC_LOG_TAG=selftest # used by lib.sh
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+verdict()
+{
+	echo "selftest: $1: $2${3:+ ($3)}"
+	if [ "$2" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+
+# a guest console that passes: a plan, its verdicts, a SKIP, the marker
+good()
+{
+	printf '%s\r\n' "booting" \
+		"KNC-T-PLAN: alpha beta gamma fam-*" \
+		"KNC-T: alpha: PASS 1" \
+		"[    1.000000] KNC-T: alpha: FAIL a kernel printk is not a verdict" \
+		"KNC-T-INFO: beta: some detail" \
+		"KNC-T: beta: PASS" \
+		"KNC-T: gamma: SKIP one vCPU" \
+		"KNC-T: fam-one: PASS" \
+		"KNC-T: fam-two: PASS" \
+		"KNC-DONE"
+}
+
+# expect NAME WANT-RC WANT-LINE-ERE LOG RC...: knc_tally on LOG RC... exits
+# WANT-RC (0 or 1) and prints a line matching WANT-LINE-ERE
+expect()
+{
+	local name=$1 want=$2 re=$3 out rc=0
+
+	shift 3
+	out=$(knc_tally T "$@" 2>&1) || rc=$?
+	[ "$rc" = 0 ] || rc=1
+	if [ "$rc" = "$want" ] && printf '%s\n' "$out" | grep -qE -- "$re"; then
+		verdict "$name" PASS
+	else
+		verdict "$name" FAIL "exit $rc, want $want; output: $(printf '%s\n' "$out" | tr '\n' '|' | cut -c1-300)"
+	fi
+}
+
+good >"$tmp/good.log"
+expect clean-log-passes 0 '^6 passed, 0 failed$' "$tmp/good.log" 0
+expect skip-is-counted 0 '^1 skipped$' "$tmp/good.log" 0
+
+good | grep -v 'beta: PASS' >"$tmp/missing.log"
+expect missing-check-fails 1 '^KNC-T: beta: FAIL \(declared, no verdict' "$tmp/missing.log" 0
+
+good | grep -v '^KNC-T: fam-' >"$tmp/nofam.log"
+expect missing-family-fails 1 '^KNC-T: fam-\*: FAIL \(declared, no verdict' "$tmp/nofam.log" 0
+
+good | sed 's/^KNC-T: gamma: SKIP.*/KNC-T: delta: PASS/' >"$tmp/undeclared.log"
+expect undeclared-verdict-fails 1 '^KNC-T: delta: FAIL \(verdict without a declaration' \
+	"$tmp/undeclared.log" 0
+
+{ echo "KNC-T: alpha: PASS"; good; } >"$tmp/early.log"
+expect verdict-before-plan-fails 1 '^KNC-T: alpha: FAIL \(verdict without a declaration' \
+	"$tmp/early.log" 0
+
+good | grep -v 'PLAN' >"$tmp/noplan.log"
+expect no-plan-fails 1 '^KNC-T: plan: FAIL' "$tmp/noplan.log" 0
+
+good | sed 's/^KNC-T: beta: PASS/KNC-T: beta: MAYBE/' >"$tmp/garbled.log"
+expect garbled-verdict-fails 1 '^KNC-T: beta: FAIL \(verdict "MAYBE"' "$tmp/garbled.log" 0
+
+expect missing-file-fails 1 '^KNC-T: vm-completed: FAIL \(no console log' "$tmp/nonexistent.log" 0
+
+good | grep -v '^KNC-DONE' >"$tmp/nodone.log"
+expect no-done-marker-fails 1 '^KNC-T: vm-completed: FAIL \(no KNC-DONE' "$tmp/nodone.log" 124
+
+expect qemu-exit-after-done-fails 1 '^KNC-T: vm-completed: FAIL \(qemu exit 124 after KNC-DONE' \
+	"$tmp/good.log" 124
+
+expect odd-arguments-fail 1 'tally-usage: FAIL' "$tmp/good.log"
+
+# every report of the list, as the kernel prints it, fails the console
+while IFS='|' read -r name line; do
+	{ good | head -n 3; printf '%s\r\n' "$line"; good | tail -n +4; } >"$tmp/$name.log"
+	expect "console-$name-fails" 1 '^KNC-T: console-clean: FAIL' "$tmp/$name.log" 0
+done <<'LINES'
+unknown-nmi|[   12.345678] Uhhuh. NMI received for unknown reason 20 on CPU 1.
+dazed|[   12.345679] Dazed and confused, but trying to continue
+warn|[    3.000000] WARNING: CPU: 0 PID: 1 at knc_pmu.c:250 knc_pmu_start+0x1/0x2 [knc_perf]
+bug|[    3.000000] BUG: kernel NULL pointer dereference, address: 0000000000000000
+oops|[    3.000000] Oops: 0000 [#1] PREEMPT SMP
+call-trace|[    3.000000] Call Trace:
+recursive-locking|[    3.000000] WARNING: possible recursive locking detected
+lock-state|[    3.000000] inconsistent lock state
+circular-locking|[    3.000000] possible circular locking dependency detected
+ubsan|[    3.000000] UBSAN: shift-out-of-bounds in knc_pmu.c:12:3
+kasan|[    3.000000] BUG: KASAN: slab-out-of-bounds in knc_pmi_handle+0x10/0x20
+rcu-self-detected|[   30.000000] rcu: INFO: rcu_sched self-detected stall on CPU
+rcu-detected-stalls|[   30.000000] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
+hung-task|[  150.000000] INFO: task perf:123 blocked for more than 120 seconds.
+soft-lockup|[   30.000000] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [perf:1]
+lockdep-key|[    3.000000] INFO: trying to register non-static key.
+unchecked-msr|[    3.000000] unchecked MSR access error: WRMSR to 0x28 (tried to write 0x1)
+LINES
+
+# the documented exceptions (tools/kernel-log-ok.ere) are not reports
+{ good | head -n 3; printf '%s\r\n' "[   14.342232] INFO: NMI handler (knc_pmi_handle [knc_perf]) took too long to run: 3.488 msecs"; good | tail -n +4; } >"$tmp/nmi-duration.log"
+expect console-ok-list-passes 0 '^KNC-T: console-clean: PASS' "$tmp/nmi-duration.log" 0
+
+# our own markers and INFO lines are not reports
+good | sed 's/^KNC-T-INFO: beta.*/KNC-T-INFO: beta: WARNING: the workload said so/' >"$tmp/info.log"
+expect marker-lines-are-not-reports 0 '^KNC-T: console-clean: PASS' "$tmp/info.log" 0
+
+# knc_log_clean (the KUnit VM's console scan)
+if knc_log_clean "$tmp/nonexistent.log" >/dev/null; then
+	verdict log-clean-missing-file-fails FAIL "a missing log passed"
+else
+	verdict log-clean-missing-file-fails PASS
+fi
+if knc_log_clean "$tmp/good.log" >/dev/null; then
+	verdict log-clean-clean-log-passes PASS
+else
+	verdict log-clean-clean-log-passes FAIL
+fi
+if knc_log_clean "$tmp/warn.log" >/dev/null; then
+	verdict log-clean-warn-fails FAIL "a WARN passed"
+else
+	verdict log-clean-warn-fails PASS
+fi
+
+# the guests' dmesg scan, with busybox sh and a stand-in dmesg
+if [ -x /bin/busybox ]; then
+	guest_scan()
+	{
+		sed "s|/tmp/knc-dmesg.all|$tmp/dmesg.all|g; s|/knc-bad.ere|$KNC_BAD_ERE|g; s|/knc-ok.ere|$KNC_OK_ERE|g" \
+			"$KNC_TOOLS/guest-lib.sh" >"$tmp/guest-lib.sh"
+		rm -f "$tmp/dmesg.all"
+		/bin/busybox sh -c "dmesg() { cat '$1'; }; . '$tmp/guest-lib.sh'; knc_dmesg_bad"
+	}
+	printf '%s\n' "[    1.0] knc_perf: 2 counters" "[    1.1] KNC-MODEL-KMOD: 3 passed, 0 failed" \
+		"[    1.2] INFO: NMI handler (knc_pmi_handle [knc_perf]) took too long to run: 3.488 msecs" >"$tmp/dm-clean"
+	printf '%s\n' "[    1.0] knc_perf: 2 counters" "[    2.0] Uhhuh. NMI received for unknown reason 30 on CPU 0." >"$tmp/dm-nmi"
+	out=$(guest_scan "$tmp/dm-clean")
+	if [ -z "$out" ]; then
+		verdict guest-dmesg-clean-passes PASS
+	else
+		verdict guest-dmesg-clean-passes FAIL "$out"
+	fi
+	out=$(guest_scan "$tmp/dm-nmi")
+	if printf '%s' "$out" | grep -q '^Uhhuh'; then
+		verdict guest-dmesg-unknown-nmi-fails PASS
+	else
+		verdict guest-dmesg-unknown-nmi-fails FAIL "scan printed '$out'"
+	fi
+else
+	verdict guest-dmesg-scan SKIP "no /bin/busybox"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
