@@ -823,6 +823,294 @@ static void knc_core_refresh_limits_samples(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 3);
 }
 
+/*
+ * perf record -F through the perf core, across real ticks.  Besides the
+ * driver's adjustment at each PMI, the core's tick
+ * (perf_adjust_freq_unthr_events()) stops, re-periods and restarts a
+ * frequency event every tick, and unthrottles it.  A workload of
+ * KNC_FREQ_RATE events per ms of real time, from period 1: the period
+ * must settle at rate / frequency, the samples come at the frequency, and
+ * every event that ran is counted once, through all those stops and
+ * restarts.  The test catches up with real time in bursts, but the events
+ * are spread evenly in time as on hardware: the fake's clock, which the
+ * driver reads at a PMI, is local_clock() at the start plus the time at
+ * which the overflowing event happened.
+ */
+#define KNC_FREQ_RATE		20000ULL	/* events per ms */
+
+struct knc_freq_run {
+	u64 injected, counted;		/* events, and those that ran */
+	u64 win_ns, win_n;		/* the window: its length, samples */
+	unsigned int throttles;
+};
+
+static struct perf_event *knc_core_freq_event(struct kunit *test)
+{
+	struct perf_event_attr attr = {
+		.type = knc_pmu.type,
+		.size = sizeof(attr),
+		.config = EV_INST,
+		.freq = 1,
+		.sample_freq = 1000,
+	};
+	struct perf_event *e;
+
+	e = perf_event_create_kernel_counter(&attr, KNC_TEST_CPU, NULL,
+					     knc_test_overflow, &knc_samples[0]);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "err %ld", PTR_ERR(e));
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_test_release_counter, e), 0);
+	return e;
+}
+
+/* Run the workload for @ms of real time; the window is the last @win_ms. */
+static void knc_freq_workload(struct perf_event *e, unsigned int ms,
+			      unsigned int win_ms, struct knc_freq_run *r)
+{
+	struct knc_fake_thread *t = knc_test_fake();
+	u64 start, now, clock0, win_start = 0;
+	unsigned int n_at_win = 0;
+	bool was_throttled = false;
+	unsigned long flags;
+
+	memset(r, 0, sizeof(*r));
+	start = ktime_get_ns();
+	clock0 = local_clock();
+	do {
+		u64 due;
+
+		now = ktime_get_ns();
+		due = div64_u64((now - start) * KNC_FREQ_RATE, NSEC_PER_MSEC);
+		if (!win_start && now - start >= (u64)(ms - win_ms) * NSEC_PER_MSEC) {
+			win_start = now;
+			n_at_win = knc_samples[0].n;
+		}
+		while (r->injected < due) {
+			u64 n = due - r->injected;
+			bool running;
+			int idx;
+
+			local_irq_save(flags);
+			idx = e->hw.idx;
+			running = idx >= 0 && !(e->hw.state & PERF_HES_STOPPED);
+			if (running)
+				n = min(n, SPEC_COUNTER_VALUE_MASK + 1 - t->counter[idx]);
+			t->clock_ns = clock0 + div64_u64((r->injected + n) * NSEC_PER_MSEC,
+							 KNC_FREQ_RATE);
+			knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, n);
+			if (running)
+				r->counted += n;
+			if (e->hw.interrupts == KNC_THROTTLED && !was_throttled)
+				r->throttles++;
+			was_throttled = e->hw.interrupts == KNC_THROTTLED;
+			local_irq_restore(flags);
+			r->injected += n;
+		}
+		usleep_range(500, 1000);
+	} while (now - start < (u64)ms * NSEC_PER_MSEC);
+	r->win_ns = now - win_start;
+	r->win_n = knc_samples[0].n - n_at_win;
+}
+
+static void knc_core_freq_mode_across_ticks(struct kunit *test)
+{
+	struct perf_event *e = knc_core_freq_event(test);
+	u64 want = KNC_FREQ_RATE * 1000 / e->attr.sample_freq, value;
+	bool tainted = test_taint(TAINT_WARN);
+	struct knc_freq_run r;
+
+	knc_freq_workload(e, 700, 300, &r);
+	value = perf_event_read_value(e, &(u64){0}, &(u64){0});
+	kunit_info(test, "period %llu (want %llu); %llu samples in the last %llu ms; %u throttles; %llu of %llu events ran\n",
+		   e->hw.sample_period, want, r.win_n, div64_u64(r.win_ns, NSEC_PER_MSEC),
+		   r.throttles, r.counted, r.injected);
+
+	KUNIT_EXPECT_EQ(test, value, r.counted);
+	KUNIT_EXPECT_GE(test, e->hw.sample_period * 100, want * 85);
+	KUNIT_EXPECT_LE(test, e->hw.sample_period * 100, want * 115);
+	/* 1000 samples a second, within 15% */
+	KUNIT_EXPECT_GE(test, r.win_n * NSEC_PER_SEC * 100, r.win_ns * 1000 * 85);
+	KUNIT_EXPECT_LE(test, r.win_n * NSEC_PER_SEC * 100, r.win_ns * 1000 * 115);
+	KUNIT_EXPECT_EQ(test, e->state, PERF_EVENT_STATE_ACTIVE);
+	if (!tainted)
+		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN), "a WARN fired");
+}
+
+/*
+ * The same with a throttle of 2 samples a tick, below the 4 that 1 kHz
+ * needs at HZ=250: the event is throttled every tick, and both the
+ * driver's unthrottle timer and the core's tick (which unthrottles and
+ * restarts frequency events itself) lift it.  They must not both start
+ * it (knc_pmu_start() WARNs on a running event), every event that ran
+ * must be counted once, and the throttle must hold: at most 3 samples a
+ * tick.
+ */
+static void knc_core_freq_mode_throttled_across_ticks(struct kunit *test)
+{
+	unsigned int old = knc_max_samples_per_tick;
+	struct perf_event *e = knc_core_freq_event(test);
+	bool tainted = test_taint(TAINT_WARN);
+	struct knc_freq_run r;
+	u64 value, ticks;
+
+	knc_max_samples_per_tick = 2;
+	knc_freq_workload(e, 400, 200, &r);
+	knc_max_samples_per_tick = old;
+	value = perf_event_read_value(e, &(u64){0}, &(u64){0});
+	ticks = div64_u64(r.win_ns, TICK_NSEC);
+	kunit_info(test, "period %llu; %llu samples in the last %llu ms (%llu ticks); %u throttles; %llu of %llu events ran\n",
+		   e->hw.sample_period, r.win_n, div64_u64(r.win_ns, NSEC_PER_MSEC),
+		   ticks, r.throttles, r.counted, r.injected);
+
+	KUNIT_EXPECT_EQ(test, value, r.counted);
+	KUNIT_EXPECT_GT(test, r.throttles, 0);
+	KUNIT_EXPECT_LE(test, r.win_n, 3 * (ticks + 1));
+	KUNIT_EXPECT_GE(test, r.win_n, ticks / 2);
+	KUNIT_EXPECT_EQ(test, e->state, PERF_EVENT_STATE_ACTIVE);
+	if (!tainted)
+		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN), "a WARN fired");
+}
+
+/* The driver's throttle within one tick; false if a tick boundary split it. */
+static bool knc_core_throttle(struct perf_event *e, u64 period, int pmis)
+{
+	unsigned long start = jiffies;
+	int i;
+
+	for (i = 0; i < pmis; i++)
+		knc_test_inject(EV_INST, period);
+	return !time_after(jiffies, start);
+}
+
+/*
+ * PERF_EVENT_IOC_PERIOD on an event the driver throttled: the core
+ * unthrottles it itself and restarts it with the new period
+ * (__perf_event_period()), so the driver's unthrottle timer, still armed,
+ * must find nothing to do and start nothing twice.
+ */
+static void knc_core_period_ioctl_while_throttled(struct kunit *test)
+{
+	unsigned int old = knc_max_samples_per_tick;
+	struct knc_fake_thread *t = knc_test_fake();
+	bool tainted = test_taint(TAINT_WARN);
+	struct perf_event *e = NULL;
+	int tries;
+
+	knc_max_samples_per_tick = 3;
+	for (tries = 0; tries < 5; tries++) {
+		memset(knc_samples, 0, sizeof(knc_samples));
+		e = knc_core_sampling(test, 10, false);
+		if (knc_core_throttle(e, 10, 6))
+			break;
+		kunit_release_action(test, knc_test_release_counter, e);
+		msleep(20);
+	}
+	KUNIT_ASSERT_LT(test, tries, 5);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
+	KUNIT_EXPECT_EQ(test, e->hw.interrupts, KNC_THROTTLED);
+	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
+
+	KUNIT_ASSERT_EQ(test, perf_event_period(e, 1000), 0);
+	KUNIT_EXPECT_EQ(test, e->hw.interrupts, 0);
+	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
+	KUNIT_EXPECT_EQ(test, t->counter[e->hw.idx], SPEC_COUNTER_VALUE_MASK + 1 - 1000);
+	knc_test_inject(EV_INST, 999);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
+	knc_test_inject(EV_INST, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 5);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].period_sum, 4 * 10 + 1000);
+
+	/* the driver's timer fires meanwhile: nothing to restart */
+	msleep(3 * jiffies_to_msecs(1) + 10);
+	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_GLOBAL_BIT(e->hw.idx));
+	knc_test_inject(EV_INST, 1000);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 6);
+	/* the throttled 5th and 6th tens were not counted */
+	KUNIT_EXPECT_EQ(test, perf_event_read_value(e, &(u64){0}, &(u64){0}),
+			4 * 10 + 2000);
+	knc_max_samples_per_tick = old;
+	if (!tainted)
+		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN), "a WARN fired");
+}
+
+/*
+ * Throttles the event on the CPU going down, as the last step of the
+ * teardown before knc_cpu_offline(): a cpuhp state of its own, set up
+ * after knc's, is torn down just before it, on the dying CPU.
+ */
+static struct perf_event *knc_offline_event;
+static bool knc_offline_throttled;
+
+static int knc_throttle_at_offline(unsigned int cpu)
+{
+	struct perf_event *e = knc_offline_event;
+	struct knc_fake_thread *t = knc_fake_thread(cpu);
+	unsigned long flags;
+	int i;
+
+	if (!e || e->cpu != cpu)
+		return 0;
+	local_irq_save(flags);
+	for (i = 0; i < 6; i++)
+		knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, 10);
+	knc_offline_throttled = e->hw.interrupts == KNC_THROTTLED;
+	local_irq_restore(flags);
+	return 0;
+}
+
+/*
+ * A CPU goes offline with the unthrottle of a throttled event pending.
+ * The timer is pinned to that CPU; left armed, hotplug would migrate it
+ * and it would fire on another CPU, restarting the dead CPU's event on
+ * that CPU's counters.
+ */
+static void knc_core_offline_with_unthrottle_pending(struct kunit *test)
+{
+	unsigned int cpu = cpumask_last(cpu_online_mask);
+	unsigned int old = knc_max_samples_per_tick;
+	struct perf_event_attr attr = {
+		.type = knc_pmu.type,
+		.size = sizeof(attr),
+		.config = EV_INST,
+		.sample_period = 10,
+	};
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
+	struct knc_fake_thread *t0 = knc_test_fake();
+	struct perf_event *e;
+	int state, err;
+
+	if (cpu == KNC_TEST_CPU)
+		kunit_skip(test, "needs a second CPU");
+	e = perf_event_create_kernel_counter(&attr, cpu, NULL, knc_test_overflow,
+					     &knc_samples[0]);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "err %ld", PTR_ERR(e));
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_test_release_counter, e), 0);
+	state = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "knc-kunit:throttle",
+					  NULL, knc_throttle_at_offline);
+	KUNIT_ASSERT_GT(test, state, 0);
+
+	knc_max_samples_per_tick = 3;
+	knc_offline_throttled = false;
+	knc_offline_event = e;
+	knc_fake_clear_log(t0);
+	err = remove_cpu(cpu);
+	knc_offline_event = NULL;
+	knc_max_samples_per_tick = old;
+	cpuhp_remove_state_nocalls(state);
+	KUNIT_ASSERT_EQ(test, err, 0);
+
+	KUNIT_EXPECT_TRUE(test, knc_offline_throttled);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
+	/* the unthrottle never ran: it was cancelled, not run or moved */
+	KUNIT_EXPECT_EQ(test, e->hw.interrupts, KNC_THROTTLED);
+	KUNIT_EXPECT_FALSE(test, hrtimer_active(&cpuc->unthrottle_timer));
+	/* a migrated timer would fire on this CPU now */
+	msleep(3 * jiffies_to_msecs(1) + 10);
+	KUNIT_EXPECT_EQ(test, t0->naccess, 0);
+	KUNIT_EXPECT_EQ(test, knc_cpu_hw(KNC_TEST_CPU)->ctrl_shadow, 0);
+	KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
+}
+
 static struct kunit_case knc_sampling_cases[] = {
 	KUNIT_CASE(knc_counting_event_folds_wraps),
 	KUNIT_CASE_PARAM(knc_period_programs_exactly, knc_period_gen_params),
@@ -831,6 +1119,10 @@ static struct kunit_case knc_sampling_cases[] = {
 	KUNIT_CASE(knc_random_run_samples_every_overflow),
 	KUNIT_CASE(knc_core_samples_on_overflow),
 	KUNIT_CASE(knc_core_refresh_limits_samples),
+	KUNIT_CASE(knc_core_freq_mode_across_ticks),
+	KUNIT_CASE(knc_core_freq_mode_throttled_across_ticks),
+	KUNIT_CASE(knc_core_period_ioctl_while_throttled),
+	KUNIT_CASE(knc_core_offline_with_unthrottle_pending),
 	{}
 };
 
