@@ -79,11 +79,14 @@ void knc_fake_clear_log(struct knc_fake_thread *t)
 	t->nlvt = 0;
 }
 
-unsigned int knc_fake_count(const struct knc_fake_thread *t,
+/* Only the log can be counted: a count past its end is flagged, not vacuous. */
+unsigned int knc_fake_count(struct knc_fake_thread *t,
 			    enum knc_fake_op op, u32 msr)
 {
 	unsigned int i, n = 0, len = min(t->naccess, KNC_FAKE_LOG_LEN);
 
+	if (t->naccess > KNC_FAKE_LOG_LEN)
+		t->count_truncated = true;
 	for (i = 0; i < len; i++)
 		n += t->log[i].op == op && t->log[i].msr == msr;
 	return n;

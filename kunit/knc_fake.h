@@ -75,6 +75,7 @@ struct knc_fake_thread {
 	unsigned int nreads;		/* MSR reads */
 	unsigned int nwrites;		/* MSR writes */
 	unsigned int nlvt;		/* LVTPC reads and writes */
+	bool	count_truncated;	/* knc_fake_count() missed accesses */
 	u64	status_at_unmask;	/* GLOBAL_STATUS when LVTPC was unmasked */
 	/* accesses real hardware would #GP on or that the spec forbids */
 	unsigned int violations;
@@ -91,7 +92,7 @@ void knc_fake_wrap(struct knc_fake_thread *t, int idx);
 void knc_fake_set_nmi_handler(knc_fake_nmi_fn fn);
 void knc_fake_nmi(struct knc_fake_thread *t, unsigned int other);
 void knc_fake_nmi_release(struct knc_fake_thread *t);
-unsigned int knc_fake_count(const struct knc_fake_thread *t,
+unsigned int knc_fake_count(struct knc_fake_thread *t,
 			    enum knc_fake_op op, u32 msr);
 
 #endif /* KNC_FAKE_H */

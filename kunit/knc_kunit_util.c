@@ -35,6 +35,9 @@ static void knc_test_check_spec(void *arg)
 
 		KUNIT_EXPECT_EQ_MSG(test, t->violations, 0, "cpu%u", cpu);
 		KUNIT_EXPECT_EQ_MSG(test, t->unknown_nmis, 0, "cpu%u", cpu);
+		KUNIT_EXPECT_FALSE_MSG(test, t->count_truncated,
+				       "cpu%u: counted past the %u-entry log", cpu,
+				       KNC_FAKE_LOG_LEN);
 	}
 }
 
