@@ -211,7 +211,11 @@ void knc_fake_nmi_release(struct knc_fake_thread *t)
 	knc_fake_take_nmi(t, other, true);
 }
 
-/* The APIC side: deliver on an edge while unmasked, masking as it goes. */
+/*
+ * The APIC side: deliver on an edge while unmasked, masking as it goes,
+ * in the entry's delivery mode.  Only NMI reaches the driver's handler; a
+ * PMI sent as an ordinary interrupt goes to a vector nobody serves.
+ */
 static void knc_fake_raise_pmi(struct knc_fake_thread *t)
 {
 	if (t->pmi_line)
@@ -222,6 +226,10 @@ static void knc_fake_raise_pmi(struct knc_fake_thread *t)
 		return;		/* the edge is lost */
 	t->lvtpc |= APIC_LVT_MASKED;
 	t->pmis++;
+	if ((t->lvtpc & APIC_MODE_MASK) != APIC_DM_NMI) {
+		t->violations++;
+		return;
+	}
 	knc_fake_nmi(t, 0);
 }
 
