@@ -799,6 +799,29 @@ static void knc_core_samples_on_overflow(struct kunit *test)
 }
 
 /*
+ * perf_event_read_value() of a sampling event between its PMIs, through
+ * the core's read path: exact counts, and the samples where they belong.
+ */
+static void knc_core_read_sampling_between_pmis(struct kunit *test)
+{
+	struct perf_event *e = knc_core_sampling(test, 1000, false);
+	u64 en, run;
+
+	knc_test_inject(EV_INST, 400);
+	KUNIT_EXPECT_EQ(test, perf_event_read_value(e, &en, &run), 400);
+	knc_test_inject(EV_INST, 600);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, perf_event_read_value(e, &en, &run), 1000);
+	knc_test_inject(EV_INST, 999);
+	KUNIT_EXPECT_EQ(test, perf_event_read_value(e, &en, &run), 1999);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	knc_test_inject(EV_INST, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 2);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].period_sum, 2000);
+	KUNIT_EXPECT_EQ(test, perf_event_read_value(e, &en, &run), 2000);
+}
+
+/*
  * PERF_EVENT_IOC_REFRESH: the event disables itself after N samples, and
  * a refresh brings it back.
  */
@@ -1118,6 +1141,7 @@ static struct kunit_case knc_sampling_cases[] = {
 	KUNIT_CASE(knc_freq_mode_converges),
 	KUNIT_CASE(knc_random_run_samples_every_overflow),
 	KUNIT_CASE(knc_core_samples_on_overflow),
+	KUNIT_CASE(knc_core_read_sampling_between_pmis),
 	KUNIT_CASE(knc_core_refresh_limits_samples),
 	KUNIT_CASE(knc_core_freq_mode_across_ticks),
 	KUNIT_CASE(knc_core_freq_mode_throttled_across_ticks),

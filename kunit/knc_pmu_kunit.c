@@ -729,13 +729,28 @@ struct kunit_suite knc_counting_suite = {
 
 /* ---- ownership: reservation, cpuhp, probe ----------------------------- */
 
-/* Free means knc-perf released them: we can take them ourselves. */
+/*
+ * Free means knc-perf released them, all four registers of table 1-2 it
+ * reserves: we can take each ourselves.
+ */
 static bool knc_counters_free(void)
 {
-	if (!reserve_perfctr_nmi(SPEC_MSR_PERFCNT1))
-		return false;
-	release_perfctr_nmi(SPEC_MSR_PERFCNT1);
-	return true;
+	static const u32 cnt[] = { SPEC_MSR_PERFCNT0, SPEC_MSR_PERFCNT1 };
+	static const u32 sel[] = { SPEC_MSR_EVTSEL0, SPEC_MSR_EVTSEL1 };
+	bool free = true;
+	int i;
+
+	for (i = 0; i < SPEC_NUM_COUNTERS; i++) {
+		if (reserve_perfctr_nmi(cnt[i]))
+			release_perfctr_nmi(cnt[i]);
+		else
+			free = false;
+		if (reserve_evntsel_nmi(sel[i]))
+			release_evntsel_nmi(sel[i]);
+		else
+			free = false;
+	}
+	return free;
 }
 
 static void knc_reserve_conflict_gives_ebusy(struct kunit *test)
@@ -943,6 +958,8 @@ static void knc_probe_refuses_held_counters(struct kunit *test)
 	release_evntsel_nmi(SPEC_MSR_EVTSEL0);
 	KUNIT_EXPECT_EQ(test, err, -EBUSY);
 	KUNIT_EXPECT_EQ(test, t->naccess, 0);	/* not a single MSR touched */
+	/* PerfCnt0, reserved before EvtSel0 failed, is released again */
+	KUNIT_EXPECT_TRUE(test, knc_counters_free());
 }
 
 static struct kunit_case knc_owner_cases[] = {
