@@ -314,6 +314,10 @@ static const struct knc_spec_const knc_spec_consts[] = {
 	KNC_SPEC_CONST(KNC_SPFLT_ENABLE(0), SPEC_SPFLT_ENABLE0),
 	KNC_SPEC_CONST(KNC_SPFLT_ENABLE(1), SPEC_SPFLT_ENABLE1),
 	KNC_SPEC_CONST(KNC_SPFLT_USER_PREF, SPEC_SPFLT_USER_PREF),
+	/* the core's throttle mark, which its tick looks for */
+	KNC_SPEC_CONST(KNC_THROTTLED, CORE_MAX_INTERRUPTS),
+	/* the spflt format field, config:32 in sysfs */
+	KNC_SPEC_CONST(KNC_CONFIG_SPFLT, BIT_ULL(32)),
 	/* notes.md: L2 events have umask 0x10, VPU events 0x20 */
 	KNC_SPEC_CONST(KNC_UMASK_L2, 0x10),
 	KNC_SPEC_CONST(KNC_UMASK_VPU, 0x20),

@@ -38,6 +38,12 @@ extern const struct knc_spec_event knc_spec_table[KNC_SPEC_EVENTS];
 #define EV_L2_HIT_E		0x10c8		/* L2_READ_HIT_E, counter 0 only */
 #define EV_VPU_INST		0x2016		/* VPU_INSTRUCTIONS_EXECUTED */
 
+/*
+ * The perf core's mark for a throttled event, MAX_INTERRUPTS, private to
+ * kernel/events/core.c; the core's tick unthrottles only events so marked.
+ */
+#define CORE_MAX_INTERRUPTS	(~0ULL)
+
 /* The bits the driver adds to every event with no exclude_* set. */
 #define EVTSEL_DRIVER		(SPEC_EVTSEL_EN | SPEC_EVTSEL_INT)
 #define EVTSEL_USR_OS_EN	(SPEC_EVTSEL_USR | SPEC_EVTSEL_OS | EVTSEL_DRIVER)

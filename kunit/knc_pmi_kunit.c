@@ -654,7 +654,7 @@ static void knc_throttle_engages_and_lifts(struct kunit *test)
 	/* the 4th PMI is delivered and throttles; the rest are not counted */
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
 	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
-	KUNIT_EXPECT_EQ(test, e->hw.interrupts, KNC_THROTTLED);
+	KUNIT_EXPECT_EQ(test, e->hw.interrupts, CORE_MAX_INTERRUPTS);
 	KUNIT_EXPECT_EQ(test, knc_test_fake()->global_ctrl, 0);
 
 	msleep(3 * jiffies_to_msecs(1) + 10);
@@ -922,9 +922,9 @@ static void knc_freq_workload(struct perf_event *e, unsigned int ms,
 			knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, n);
 			if (running)
 				r->counted += n;
-			if (e->hw.interrupts == KNC_THROTTLED && !was_throttled)
+			if (e->hw.interrupts == CORE_MAX_INTERRUPTS && !was_throttled)
 				r->throttles++;
-			was_throttled = e->hw.interrupts == KNC_THROTTLED;
+			was_throttled = e->hw.interrupts == CORE_MAX_INTERRUPTS;
 			local_irq_restore(flags);
 			r->injected += n;
 		}
@@ -1029,7 +1029,7 @@ static void knc_core_period_ioctl_while_throttled(struct kunit *test)
 	}
 	KUNIT_ASSERT_LT(test, tries, 5);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
-	KUNIT_EXPECT_EQ(test, e->hw.interrupts, KNC_THROTTLED);
+	KUNIT_EXPECT_EQ(test, e->hw.interrupts, CORE_MAX_INTERRUPTS);
 	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
 
 	KUNIT_ASSERT_EQ(test, perf_event_period(e, 1000), 0);
@@ -1076,7 +1076,7 @@ static int knc_throttle_at_offline(unsigned int cpu)
 	local_irq_save(flags);
 	for (i = 0; i < 6; i++)
 		knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, 10);
-	knc_offline_throttled = e->hw.interrupts == KNC_THROTTLED;
+	knc_offline_throttled = e->hw.interrupts == CORE_MAX_INTERRUPTS;
 	local_irq_restore(flags);
 	return 0;
 }
@@ -1125,7 +1125,7 @@ static void knc_core_offline_with_unthrottle_pending(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, knc_offline_throttled);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
 	/* the unthrottle never ran: it was cancelled, not run or moved */
-	KUNIT_EXPECT_EQ(test, e->hw.interrupts, KNC_THROTTLED);
+	KUNIT_EXPECT_EQ(test, e->hw.interrupts, CORE_MAX_INTERRUPTS);
 	KUNIT_EXPECT_FALSE(test, hrtimer_active(&cpuc->unthrottle_timer));
 	/* a migrated timer would fire on this CPU now */
 	msleep(3 * jiffies_to_msecs(1) + 10);

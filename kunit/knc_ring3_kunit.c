@@ -18,7 +18,7 @@
 
 #include "knc_kunit.h"
 
-#define EV_INST_SPFLT		(EV_INST | KNC_CONFIG_SPFLT)
+#define EV_INST_SPFLT		(EV_INST | BIT_ULL(32))	/* format/spflt: config:32 */
 
 /* What SPFLT does to the hardware thread it runs on (spec table 1-1). */
 static void knc_test_spflt_insn(struct knc_fake_thread *t, bool on)
@@ -120,7 +120,7 @@ static void knc_spflt_on_both_counters(struct kunit *test)
 {
 	struct perf_event *a = knc_test_counting_event(test, EV_INST_SPFLT);
 	struct perf_event *b = knc_test_counting_event(test, EV_CYCLES |
-						       KNC_CONFIG_SPFLT);
+						       BIT_ULL(32));
 	struct knc_fake_thread *t = knc_test_fake();
 
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
