@@ -93,7 +93,11 @@ ring3_plan()
 
 ring3_checks()
 {
-	r3_rdpmc=$(r3_rdpmc_expected)
+	if [ "$(r3_rdpmc_expected)" = 1 ]; then
+		r3_rdpmc=1
+	else
+		r3_rdpmc=0
+	fi
 	echo "KNC-E2E-INFO: ring3: RDPMC expected: $r3_rdpmc (knob $(cat $R3_KNOB 2>&1))"
 
 	f=$(cat $R3_PMU/format/spflt 2>&1)
