@@ -35,6 +35,7 @@ features_plan()
 	fe_plan="feat-group-read feat-reset feat-period feat-refresh feat-set-output"
 	fe_plan="$fe_plan feat-leader-sample feat-sigio feat-inherit-forks feat-no-inherit"
 	fe_plan="$fe_plan feat-record-F-rate feat-record-g"
+	fe_plan="$fe_plan feat-stat-cgroup feat-stat-cgroup-excludes-others"
 	! taskset -c 1 true 2>/dev/null ||
 		fe_plan="$fe_plan feat-stat-C1 feat-stat-C0-not-C1"
 	knc_plan "$1" "$fe_plan"
@@ -63,6 +64,28 @@ features_checks()
 		features_between feat-stat-C1 "$c" "$fe_insns" $((fe_insns + 2000000))
 		c=$(features_count knc/instructions_executed/u -C 0 -- taskset -c 1 /workload)
 		features_between feat-stat-C0-not-C1 "$c" 0 $((fe_insns - 1))
+	fi
+
+	# perf stat -G (CONFIG_CGROUP_PERF): a system-wide count of one
+	# cgroup's tasks: the workload a shell starts in it, and not one
+	# started outside it.  perf 6.1 finds the cgroup through a v1
+	# hierarchy with the perf_event controller.
+	fe_cg=/sys/fs/cgroup/perf_event
+	mountpoint -q /sys/fs/cgroup || mount -t tmpfs none /sys/fs/cgroup
+	mkdir -p $fe_cg
+	mountpoint -q $fe_cg || mount -t cgroup -o perf_event none $fe_cg 2>/dev/null
+	if mkdir -p $fe_cg/knc 2>/dev/null; then
+		# shellcheck disable=SC2016 # $$ is the inner shell's
+		c=$(features_count knc/instructions_executed/u -a -G knc -- \
+			sh -c "echo \$\$ >$fe_cg/knc/cgroup.procs && /workload")
+		features_between feat-stat-cgroup "$c" "$fe_insns" $((fe_insns + 200000))
+		# no task of the cgroup ran: perf says "<not counted>", that is 0
+		c=$(features_count knc/instructions_executed/u -a -G knc -- /workload)
+		[ "$c" != "<not counted>" ] || c=0
+		features_between feat-stat-cgroup-excludes-others "$c" 0 $((fe_insns - 1))
+	else
+		res feat-stat-cgroup FAIL "no perf_event cgroup hierarchy (CONFIG_CGROUP_PERF)"
+		res feat-stat-cgroup-excludes-others FAIL "no perf_event cgroup hierarchy"
 	fi
 
 	# perf record -F reaches its frequency: over the second half of a
