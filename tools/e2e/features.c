@@ -175,22 +175,43 @@ static unsigned long ring_samples(struct ring *r,
 	return n;
 }
 
-static void check_group_read(void)
+/*
+ * {instructions, branches} on @pid, read with GROUP|ID; the leader
+ * samples every @period (PERF_SAMPLE_READ) unless it is 0.  Returns the
+ * leader's fd and the member's in *@fd1, or -1.
+ */
+static int open_pair(pid_t pid, uint64_t period, int *fd1)
 {
 	struct perf_event_attr a;
+	int fd0;
+
+	attr_init(&a, EV_INSNS, 1);
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+	a.sample_period = period;
+	a.sample_type = period ? PERF_SAMPLE_READ : 0;
+	fd0 = open_event(&a, pid, -1);
+	if (fd0 < 0)
+		return -1;
+	attr_init(&a, EV_BRANCHES, 0);
+	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+	*fd1 = open_event(&a, pid, fd0);
+	if (*fd1 < 0) {
+		close(fd0);
+		return -1;
+	}
+	return fd0;
+}
+
+static void check_group_read(void)
+{
 	struct child c;
 	uint64_t v[5], id0 = 0, id1 = 0;
 	int fd0, fd1, rc;
 
 	if (child_start(&c))
 		return result("group-read", 0, "fork: %s", strerror(errno));
-	attr_init(&a, EV_INSNS, 1);
-	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-	fd0 = open_event(&a, c.pid, -1);
-	attr_init(&a, EV_BRANCHES, 0);
-	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-	fd1 = open_event(&a, c.pid, fd0);
-	if (fd0 < 0 || fd1 < 0) {
+	fd0 = open_pair(c.pid, 0, &fd1);
+	if (fd0 < 0) {
 		child_run(&c);
 		return result("group-read", 0, "open: %s", strerror(errno));
 	}
@@ -349,23 +370,15 @@ static void check_group_sample(const uint64_t *body, void *arg)
 static void check_leader_sample(void)
 {
 	struct group_samples g = { .period = 100000 };
-	struct perf_event_attr a;
 	struct child c;
 	struct ring r;
 	unsigned long n;
-	int fd0, fd1;
+	int fd0, fd1 = -1;
 
 	if (child_start(&c))
 		return result("leader-sample", 0, "fork");
-	attr_init(&a, EV_INSNS, 1);
-	a.sample_period = g.period;
-	a.sample_type = PERF_SAMPLE_READ;
-	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-	fd0 = open_event(&a, c.pid, -1);
-	attr_init(&a, EV_BRANCHES, 0);
-	a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
-	fd1 = open_event(&a, c.pid, fd0);
-	if (fd0 < 0 || fd1 < 0 || ring_map(&r, fd0)) {
+	fd0 = open_pair(c.pid, g.period, &fd1);
+	if (fd0 < 0 || ring_map(&r, fd0)) {
 		child_run(&c);
 		return result("leader-sample", 0, "open: %s", strerror(errno));
 	}
