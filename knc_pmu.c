@@ -172,16 +172,30 @@ static void knc_event_destroy(struct perf_event *event)
  * what the register holds.  Between pmu_disable() and pmu_enable() the
  * wanted value is 0, so add/del/start/stop inside that bracket cost no
  * GLOBAL_CTRL write of their own; outside it they take effect at once.
+ *
+ * A PMI can land between choosing the value and writing it, stop an
+ * event (throttle, refresh limit) and write GLOBAL_CTRL itself; the
+ * interrupted write would then switch the stopped counter back on.  So
+ * the cache records what this write put in the register, and the wanted
+ * value is checked again: a changed answer is written once more.  While
+ * the register and the cache may disagree, ctrl_writing tells the
+ * handler not to trust the cache (knc_pmi_handle(), step 1).
  */
 void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 {
-	u32 want = cpuc->enabled ? cpuc->ctrl_shadow : 0;
+	u32 want;
 
-	if (want == cpuc->ctrl_hw)
-		return;
-	/* cache first: a PMI in between then restores what we write */
-	cpuc->ctrl_hw = want;
-	knc_hw_write(KNC_MSR_GLOBAL_CTRL, want);
+	for (;;) {
+		want = READ_ONCE(cpuc->enabled) ? READ_ONCE(cpuc->ctrl_shadow) : 0;
+		if (want == READ_ONCE(cpuc->ctrl_hw))
+			return;
+		WRITE_ONCE(cpuc->ctrl_writing, true);
+		barrier();
+		knc_hw_write(KNC_MSR_GLOBAL_CTRL, want);
+		WRITE_ONCE(cpuc->ctrl_hw, want);
+		barrier();
+		WRITE_ONCE(cpuc->ctrl_writing, false);
+	}
 }
 
 /* SPFLT_CONTROL first, so nothing counts ungated once GLOBAL_CTRL is on. */

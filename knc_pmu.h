@@ -122,6 +122,7 @@ struct knc_cpu_hw {
 	struct perf_event	*events[KNC_NUM_COUNTERS];
 	u32			ctrl_shadow;	/* = the started events */
 	u32			ctrl_hw;
+	bool			ctrl_writing;	/* ctrl_hw may lag the register */
 	bool			enabled;	/* outside pmu_disable() */
 	bool			lvt_rearm;	/* a PMI may have masked LVTPC */
 	u32			saved_lvtpc;	/* LVTPC before we set it */

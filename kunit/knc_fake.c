@@ -361,7 +361,12 @@ u64 knc_hw_read(u32 msr)
 void knc_hw_write(u32 msr, u64 val)
 {
 	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
+	knc_fake_hook_fn hook = t->before_write;
 
+	if (hook && msr == t->before_write_msr) {
+		t->before_write = NULL;	/* one shot */
+		hook(t);
+	}
 	knc_fake_record(t, KNC_FAKE_WRMSR, msr, val);
 	knc_fake_wr(t, msr, val);
 	knc_fake_after_access(t);

@@ -55,6 +55,13 @@ struct knc_fake_thread {
 	u64	clock_ns;		/* knc_hw_clock() */
 	/* bits OVF_CTRL cannot clear, for the stuck-status test */
 	u64	stuck_status;
+	/*
+	 * called once, when the driver writes MSR before_write_msr, before
+	 * the write takes effect: an interrupt between the driver deciding
+	 * a value and the register taking it
+	 */
+	knc_fake_hook_fn before_write;
+	u32	before_write_msr;
 	/* called once, after access number hook_after since the log cleared */
 	knc_fake_hook_fn after_access;
 	unsigned int hook_after;

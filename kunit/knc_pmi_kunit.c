@@ -9,6 +9,7 @@
 #include <kunit/test.h>
 #include <linux/cpu.h>
 #include <linux/delay.h>
+#include <linux/irq_work.h>
 #include <linux/jiffies.h>
 #include <linux/perf_event.h>
 #include <linux/prandom.h>
@@ -192,6 +193,96 @@ static void knc_pmi_loop_catches_late_overflow(struct kunit *test)
 	knc_test_sched_out(a);
 	knc_test_sched_out(b);
 	KUNIT_EXPECT_EQ(test, local64_read(&b->count), 300);
+}
+
+static void knc_overflow_at_write(struct knc_fake_thread *t)
+{
+	knc_fake_wrap(t, t->hook_idx);
+}
+
+static void knc_test_irq_work_noop(struct irq_work *work)
+{
+}
+
+/*
+ * A PMI that stops an event (here its refresh limit runs out) can land
+ * between knc_ctrl_sync() choosing the GLOBAL_CTRL value and writing it.
+ * The interrupted write must not switch the stopped counter back on.
+ */
+static void knc_pmi_inside_ctrl_sync_write(struct kunit *test)
+{
+	struct perf_event *a = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct perf_event *b = knc_test_counting_event(test, EV_CYCLES);
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(KNC_TEST_CPU);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+
+#ifdef KNC_HAVE_PENDING_DISABLE_IRQ
+	init_irq_work(&a->pending_disable_irq, knc_test_irq_work_noop);
+#else
+	init_irq_work(&a->pending_irq, knc_test_irq_work_noop);
+#endif
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	atomic_set(&a->event_limit, 1);		/* the next sample stops it */
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	KUNIT_ASSERT_EQ(test, knc_pmu_add(b, 0), 0);
+	knc_pmu_enable(&knc_pmu);
+
+	/* start b outside a bracket; a overflows as GLOBAL_CTRL is written */
+	t->hook_idx = a->hw.idx;
+	t->before_write_msr = SPEC_MSR_GLOBAL_CTRL;
+	t->before_write = knc_overflow_at_write;
+	knc_pmu_start(b, PERF_EF_RELOAD);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_TRUE(test, a->hw.state & PERF_HES_STOPPED);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT_ULL(b->hw.idx));
+	KUNIT_EXPECT_EQ(test, (u64)cpuc->ctrl_hw, t->global_ctrl);
+	knc_test_inject(EV_INST, 5000);		/* a is stopped: not counted */
+	knc_test_sched_out(b);
+	knc_test_sched_out(a);
+	KUNIT_EXPECT_EQ(test, local64_read(&a->count), 1000);
+#ifdef KNC_HAVE_PENDING_DISABLE_IRQ
+	irq_work_sync(&a->pending_disable_irq);
+#else
+	irq_work_sync(&a->pending_irq);
+#endif
+}
+
+/*
+ * The other side of the window: the PMI comes right after the GLOBAL_CTRL
+ * write, before the driver's cache says so.  The handler must still stop
+ * the counters first, not trust the cache.
+ */
+static void knc_pmi_after_ctrl_write_stops_first(struct kunit *test)
+{
+	struct perf_event *a = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	KUNIT_ASSERT_EQ(test, knc_pmu_add(a, 0), 0);
+	knc_pmu_enable(&knc_pmu);
+	knc_fake_clear_log(t);
+	/* start: the counter write, then GLOBAL_CTRL; a overflows after it */
+	t->hook_idx = a->hw.idx;
+	t->hook_after = 2;
+	t->after_access = knc_overflow_at_write;
+	knc_pmu_start(a, PERF_EF_RELOAD);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	KUNIT_EXPECT_EQ(test, t->log[1].msr, SPEC_MSR_GLOBAL_CTRL);
+	KUNIT_EXPECT_EQ(test, t->log[1].val, BIT_ULL(a->hw.idx));
+	/* the handler's first access stops everything */
+	KUNIT_EXPECT_EQ(test, t->log[2].op, KNC_FAKE_WRMSR);
+	KUNIT_EXPECT_EQ(test, t->log[2].msr, SPEC_MSR_GLOBAL_CTRL);
+	KUNIT_EXPECT_EQ(test, t->log[2].val, 0);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT_ULL(a->hw.idx));
+	knc_test_sched_out(a);
 }
 
 /* An NMI with nothing overflowed is not ours, and changes nothing. */
@@ -519,6 +610,8 @@ static struct kunit_case knc_pmi_cases[] = {
 	KUNIT_CASE(knc_pmi_follows_spec_sequence),
 	KUNIT_CASE(knc_pmi_both_counters_at_once),
 	KUNIT_CASE(knc_pmi_loop_catches_late_overflow),
+	KUNIT_CASE(knc_pmi_inside_ctrl_sync_write),
+	KUNIT_CASE(knc_pmi_after_ctrl_write_stops_first),
 	KUNIT_CASE(knc_pmi_spurious_nmi_is_not_ours),
 	KUNIT_CASE(knc_pmi_without_events_touches_nothing),
 	KUNIT_CASE(knc_pmi_stuck_status_is_bounded),
