@@ -30,6 +30,7 @@
 #include <linux/preempt.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
+#include <linux/workqueue.h>
 #include <asm/asm.h>
 #include <asm/msr.h>
 #include <asm/apic.h>
@@ -90,6 +91,8 @@ module_param(spflt_ud, charp, 0444);
 MODULE_PARM_DESC(spflt_ud, "the vCPU has no SPFLT: only check its #UD, test named after this");
 
 static int passed, failed;
+/* "cpuN-" while the tests run again on another CPU (test names stay unique) */
+static char name_pfx[16];
 
 static void result(const char *name, bool ok, const char *fmt, ...)
 {
@@ -105,7 +108,7 @@ static void result(const char *name, bool ok, const char *fmt, ...)
 		passed++;
 	else
 		failed++;
-	pr_info("KNC-MODEL: %s: %s%s%s\n", name, ok ? "PASS" : "FAIL",
+	pr_info("KNC-MODEL: %s%s: %s%s%s\n", name_pfx, name, ok ? "PASS" : "FAIL",
 		buf[0] ? " " : "", buf);
 }
 
@@ -776,6 +779,29 @@ static void run_all(void)
 	local_irq_restore(flags);
 }
 
+/*
+ * The counting, data, filter and PMI tests once more on another vCPU (in
+ * a kworker bound to it, work_on_cpu(), interrupts off), named
+ * "cpuN-<test>": a model that synced or armed the wrong vCPU's state, or
+ * routed the PMI to the wrong APIC, fails there.
+ */
+static long run_other_cpu(void *unused)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	snprintf(name_pfx, sizeof(name_pfx), "cpu%d-", smp_processor_id());
+	pmu_reset();
+	test_exact();
+	test_data();
+	test_filters();
+	test_pmi();
+	pmu_reset();
+	name_pfx[0] = 0;
+	local_irq_restore(flags);
+	return 0;
+}
+
 /* ---- SPFLT on two CPUs: USER_PREF is per thread ---- */
 struct spflt_cpu {
 	s64 set;	/* operand of an SPFLT to run first; -1: none */
@@ -1026,6 +1052,8 @@ static int __init knc_model_init(void)
 		test_spflt_smp(me, other);
 out:
 	preempt_enable();
+	if (!spflt_ud && !shift && other < nr_cpu_ids)
+		work_on_cpu(other, run_other_cpu, NULL);
 	pr_info("KNC-MODEL-KMOD: %d passed, %d failed\n", passed, failed);
 	knc_model_proc = proc_create("knc_model", 0600, NULL, &knc_model_ops);
 	return 0;
