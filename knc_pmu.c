@@ -271,7 +271,11 @@ void knc_pmu_start(struct perf_event *event, int flags)
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	struct hw_perf_event *hwc = &event->hw;
 
-	if (WARN_ON_ONCE(!(hwc->state & PERF_HES_STOPPED)))
+	/*
+	 * From 6.16 the core's group unthrottle starts every sibling, the
+	 * running ones too (kernel review 2.2): nothing to do for those.
+	 */
+	if (!(hwc->state & PERF_HES_STOPPED))
 		return;
 	if (flags & PERF_EF_RELOAD)
 		WARN_ON_ONCE(!(hwc->state & PERF_HES_UPTODATE));
@@ -460,9 +464,12 @@ int knc_pmu_event_init(struct perf_event *event)
 	/*
 	 * Thread count mode shows the other threads of the core, so it needs
 	 * what the x86 driver asks for AnyThread.  perf_allow_cpu() is not
-	 * callable from a module; perfmon_capable() is its strict case.
+	 * callable from a module; perfmon_capable() is its strict case.  An
+	 * inherited child is created in the forking task, which may have
+	 * dropped the privilege since: its parent passed the check.
 	 */
-	if ((config & KNC_EVTSEL_ANY_THREAD) && !perfmon_capable()) {
+	if ((config & KNC_EVTSEL_ANY_THREAD) && !event->parent &&
+	    !perfmon_capable()) {
 		pr_debug("thread count mode (any=1) needs CAP_PERFMON\n");
 		return -EACCES;
 	}

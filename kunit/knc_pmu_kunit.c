@@ -207,6 +207,23 @@ static void knc_event_init_matrix(struct kunit *test)
 		KUNIT_EXPECT_NULL(test, (void *)event->destroy);
 }
 
+/*
+ * An inherited child event is created in the forking task's context.  A
+ * task that dropped its privileges after a privileged tool attached an
+ * any=1 event to it must still be able to fork: the parent event passed
+ * the check when it was opened.
+ */
+static void knc_any_thread_inherited_by_unprivileged_child(struct kunit *test)
+{
+	u64 config = EV_INST | SPEC_EVTSEL_ANY_THREAD;
+	struct perf_event *parent = knc_test_event(test, knc_pmu.type, config);
+	struct perf_event *child = knc_test_event(test, knc_pmu.type, config);
+
+	child->parent = parent;
+	KUNIT_EXPECT_EQ(test, knc_test_event_init_unprivileged(test, child), 0);
+	KUNIT_EXPECT_TRUE(test, child->hw.config & SPEC_EVTSEL_ANY_THREAD);
+}
+
 /* ---- groups -------------------------------------------------------- */
 
 enum knc_member {
@@ -308,6 +325,7 @@ static void knc_group_fits_two_counters(struct kunit *test)
 
 static struct kunit_case knc_event_init_cases[] = {
 	KUNIT_CASE_PARAM(knc_event_init_matrix, knc_init_gen_params),
+	KUNIT_CASE(knc_any_thread_inherited_by_unprivileged_child),
 	KUNIT_CASE_PARAM(knc_group_fits_two_counters, knc_group_gen_params),
 	{}
 };
@@ -512,6 +530,30 @@ static void knc_start_stop_flags(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, knc_cpu_hw(KNC_TEST_CPU)->events[1], NULL);
 }
 
+/*
+ * From 6.16 the core's group unthrottle calls start() on every sibling,
+ * running or not (kernel review 2.2).  start() on a running event changes
+ * nothing and warns about nothing.
+ */
+static void knc_start_on_running_event_is_a_no_op(struct kunit *test)
+{
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	bool tainted = test_taint(TAINT_WARN);
+	unsigned long flags;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_test_inject(EV_INST, 10);
+	local_irq_save(flags);
+	knc_pmu_start(e, 0);
+	local_irq_restore(flags);
+	knc_test_inject(EV_INST, 5);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 15);
+	if (!tainted)
+		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN),
+				       "start() on a running event warned");
+}
+
 /* stop(0) then start(0) resumes from the counter as it stands. */
 static void knc_stop_start_without_reload_resumes(struct kunit *test)
 {
@@ -714,6 +756,7 @@ static void knc_msr_budget_per_operation(struct kunit *test)
 static struct kunit_case knc_counting_cases[] = {
 	KUNIT_CASE(knc_add_without_start_stays_stopped),
 	KUNIT_CASE(knc_start_stop_flags),
+	KUNIT_CASE(knc_start_on_running_event_is_a_no_op),
 	KUNIT_CASE(knc_stop_start_without_reload_resumes),
 	KUNIT_CASE(knc_counts_usr_os_by_privilege),
 	KUNIT_CASE_PARAM(knc_count_survives_40bit_wrap, knc_wrap_gen_params),
