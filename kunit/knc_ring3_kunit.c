@@ -38,7 +38,7 @@ static bool knc_test_pref(const struct knc_fake_thread *t)
 	return !!(t->spflt & SPEC_SPFLT_USER_PREF);
 }
 
-static unsigned int knc_spflt_accesses(const struct knc_fake_thread *t)
+static unsigned int knc_spflt_accesses(struct knc_fake_thread *t)
 {
 	return knc_fake_count(t, KNC_FAKE_RDMSR, SPEC_MSR_SPFLT_CONTROL) +
 	       knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_SPFLT_CONTROL);
