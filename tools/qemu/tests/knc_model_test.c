@@ -249,6 +249,30 @@ static noinline unsigned long run_nops(void)
 }
 
 /*
+ * Enable counting, then 32 blocks of (nop, jmp to the next block), 3
+ * bytes each; returns the first block's address.  A BRANCHES counter K
+ * short of overflow wraps on the K-th jmp, so its PMI must interrupt the
+ * jmp's target, start + 3K.
+ */
+static noinline unsigned long run_jmps(void)
+{
+	unsigned long start;
+
+	asm volatile("lea 1f(%%rip), %[s]\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "mov $1, %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n"
+		     "1:\n\t"
+		     ".rept 32\n\tnop\n\t.byte 0xeb, 0x00\n\t.endr\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : [s] "=&r" (start) : : "rax", "rcx", "rdx", "memory", "cc");
+	return start;
+}
+
+/*
  * SPFLT %esi = @v at CPL 0.  Returns false if it raised #UD (the
  * exception table skips it), so a model without SPFLT fails the tests
  * instead of oopsing.
@@ -658,6 +682,27 @@ static void test_pmi(void)
 		pmu_reset();
 	}
 	result("pmi-precise-and-masks", ok, NULL);
+
+	/* a BRANCHES overflow: the PMI lands right after the K-th branch */
+	ok = true;
+	for (i = 0; i < ARRAY_SIZE(ks); i++) {
+		atomic_set(&pmi_count, 0);
+		pmi_ip = 0;
+		apic->write(APIC_LVTPC, APIC_DM_NMI);
+		wr(PERFCNT0, BIT_ULL(40) - ks[i] % 32);
+		wr(EVTSEL0, EV_BRANCHES | SEL_OS | SEL_INT | SEL_EN);
+		atomic_set(&pmi_armed, 1);
+		start = run_jmps();
+		atomic_set(&pmi_armed, 0);
+		n = atomic_read(&pmi_count);
+		if (n != 1 || !(pmi_status & 1) || pmi_ip != start + 3 * (ks[i] % 32)) {
+			ok = false;
+			pr_info("knc_model: branches K=%d: pmis=%d status=%#llx ip=jmps%+ld\n",
+				ks[i] % 32, n, pmi_status, (long)(pmi_ip - start));
+		}
+		pmu_reset();
+	}
+	result("pmi-branches-precise", ok, NULL);
 
 	/* edge rule 1: line still high (status not cleared) -> no new PMI */
 	atomic_set(&pmi_count, 0);
