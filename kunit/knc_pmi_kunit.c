@@ -1079,7 +1079,13 @@ static void knc_core_freq_mode_throttled_across_ticks(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, value, r.counted);
 	KUNIT_EXPECT_GT(test, r.throttles, 0);
-	KUNIT_EXPECT_LE(test, r.win_n, 3 * (ticks + 1));
+	/*
+	 * At most 3 PMIs per tick (2 samples and the one that throttles).
+	 * ticks comes from the clock; on a loaded host jiffies drift a few
+	 * percent from it, hence the slack.  No throttle at all would give
+	 * many times this.
+	 */
+	KUNIT_EXPECT_LE(test, r.win_n, 3 * (ticks + 1) + ticks / 10);
 	KUNIT_EXPECT_GE(test, r.win_n, ticks / 2);
 	KUNIT_EXPECT_EQ(test, e->state, PERF_EVENT_STATE_ACTIVE);
 	if (!tainted)
