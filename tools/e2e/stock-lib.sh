@@ -24,7 +24,8 @@ STOCK_KERNEL=/boot/vmlinuz-$STOCK_KVER
 
 stock_pkg_version()
 {
-	dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null |
+	# not installed: dpkg-query fails, which is an empty answer here
+	{ dpkg-query -W -f='${db:Status-Abbrev} ${Version}' "$1" 2>/dev/null || true; } |
 		sed -n 's/^ii *//p'
 }
 
@@ -117,14 +118,20 @@ stock_cprog()
 		gcc -static -O2 -Wall -o "$out" "$src"
 }
 
-# msr.ko for /dev/cpu/N/msr, decompressed (busybox insmod cannot do .xz)
+# msr.ko for /dev/cpu/N/msr, decompressed (busybox insmod cannot do .xz);
+# Debian's 6.12 ships it compressed, 6.1 not
 stock_msr_ko()
 {
-	local src=/lib/modules/$STOCK_KVER/kernel/arch/x86/kernel/msr.ko.xz
+	local src=/lib/modules/$STOCK_KVER/kernel/arch/x86/kernel/msr.ko
 	local out=$STOCK_WORK/bin/msr.ko
 
-	[ -f "$src" ] || knc_die "$src missing"
-	stock_prog "$out" "$(stock_key "$src")" -- sh -c "xz -dc '$src' >'$out'"
+	if [ -f "$src.xz" ]; then
+		stock_prog "$out" "$(stock_key "$src.xz")" -- sh -c "xz -dc '$src.xz' >'$out'"
+	elif [ -f "$src" ]; then
+		stock_prog "$out" "$(stock_key "$src")" -- cp "$src" "$out"
+	else
+		knc_die "$src(.xz) missing"
+	fi
 }
 
 # gen_init_cpio: the test kernel's if built, else compiled from the source
