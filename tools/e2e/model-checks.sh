@@ -17,6 +17,29 @@
 # shift changes (cycles = instructions << N: an event-code swap between
 # 0x16 and 0x2a fails them), then powers the guest off itself.
 
+# model_plan TAG: declare the checks model_checks will run (knc_plan)
+model_plan()
+{
+	if grep -q 'knc\.shift=' /proc/cmdline; then
+		knc_plan "$1" model-shift-instructions-u model-shift-cycles-u \
+			model-shift-generic-instructions-u model-shift-generic-cycles-u \
+			model-shift-alias-instructions-u model-shift-alias-cycles-u \
+			model-shift-inv-cmask1-instructions-u \
+			model-shift-cycles-instructions-together
+		return
+	fi
+	knc_plan "$1" model-data-read-u model-data-read-raw-event0-u \
+		model-data-write-u model-data-read-or-write-u model-l1d-loads-u \
+		model-l1d-stores-u model-loadloop-instructions-u model-data-read-none-u \
+		model-data-read-vpu-umask-u model-inv-cmask1-branches-u \
+		model-cmask1-branches-u model-cmask2-instructions-u \
+		model-inv-cmask2-instructions-u model-inv-cmask1-data-read-u \
+		model-edge-branches-u model-evtsel-edge-inv-cmask-any-u \
+		model-evtsel-cmask-k model-evtsel-event0-vpu-umask-uk \
+		model-evtsel-spflt-u model-record-branches-same-ip \
+		model-record-a-every-cpu
+}
+
 mc_res()
 {
 	echo "KNC-E2E: model-$1: $2${3:+ $3}"

@@ -76,13 +76,17 @@ ring3_plan()
 	r3_plan="$r3_plan spflt-no-leak-after-exit spflt-no-leak-from-unmonitored"
 	r3_plan="$r3_plan spflt-pingpong-stat spflt-pingpong-stat-parent-sets"
 	r3_plan="$r3_plan spflt-pingpong-self spflt-pingpong-self-parent-sets"
-	r3_plan="$r3_plan selfmon-paths selfmon-*"
+	r3_plan="$r3_plan selfmon-paths selfmon-page selfmon-starts-at-0"
+	r3_plan="$r3_plan selfmon-spflt-any-einval selfmon-running-exact"
+	r3_plan="$r3_plan selfmon-frozen-exact selfmon-mux-exact selfmon-mux-paths"
+	r3_plan="$r3_plan selfmon-mux-running selfmon-wrap-40bit"
 	r3_plan="$r3_plan spflt-kernel-outside-region spflt-kernel-with-pref"
 	r3_plan="$r3_plan rdpmc-nomap-sigsegv rdpmc-open-unmapped-sigsegv"
 	r3_plan="$r3_plan rdpmc-knob-default rdpmc-knob-root-only"
 	r3_plan="$r3_plan rdpmc-knob-2-refused rdpmc-knob-0"
 	if [ "$(r3_rdpmc_expected)" = 1 ]; then
 		r3_plan="$r3_plan rdpmc-mapped-allowed rdpmc-unmapped-sigsegv rdpmc-knob-1"
+		r3_plan="$r3_plan selfmon-wrap-sign-extended"
 		! taskset -c 0 true 2>/dev/null ||
 			r3_plan="$r3_plan x86-dirty-counters-no-jump"
 	else
