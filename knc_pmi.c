@@ -172,13 +172,8 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 
 	/*
 	 * 1. Stop, so no overflow can arrive while the status is handled:
-	 * the handler is a pmu_disable() bracket of its own.  If this PMI
-	 * came between a knc_ctrl_sync() write and its cache update, the
-	 * cache may say "stopped" while the counters run: make it unknown,
-	 * so the stop is written.
+	 * the handler is a pmu_disable() bracket of its own.
 	 */
-	if (READ_ONCE(cpuc->ctrl_writing))
-		cpuc->ctrl_hw = ~0U;
 	knc_pmu_disable(&knc_pmu);
 
 	/* 2. Read which counters overflowed; the shadow says which run. */

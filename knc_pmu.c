@@ -176,10 +176,10 @@ static void knc_event_destroy(struct perf_event *event)
  * A PMI can land between choosing the value and writing it, stop an
  * event (throttle, refresh limit) and write GLOBAL_CTRL itself; the
  * interrupted write would then switch the stopped counter back on.  So
- * the cache records what this write put in the register, and the wanted
- * value is checked again: a changed answer is written once more.  While
- * the register and the cache may disagree, ctrl_writing tells the
- * handler not to trust the cache (knc_pmi_handle(), step 1).
+ * while the write is in flight the cache says "unknown", which makes the
+ * handler's own stop write the register, and afterwards it records what
+ * this write put there; a wanted value that changed meanwhile is written
+ * once more.
  */
 void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 {
@@ -189,12 +189,11 @@ void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 		want = READ_ONCE(cpuc->enabled) ? READ_ONCE(cpuc->ctrl_shadow) : 0;
 		if (want == READ_ONCE(cpuc->ctrl_hw))
 			return;
-		WRITE_ONCE(cpuc->ctrl_writing, true);
+		WRITE_ONCE(cpuc->ctrl_hw, KNC_CTRL_UNKNOWN);
 		barrier();
 		knc_hw_write(KNC_MSR_GLOBAL_CTRL, want);
-		WRITE_ONCE(cpuc->ctrl_hw, want);
 		barrier();
-		WRITE_ONCE(cpuc->ctrl_writing, false);
+		WRITE_ONCE(cpuc->ctrl_hw, want);
 	}
 }
 

@@ -85,11 +85,6 @@
 #define KNC_SPFLT_ENABLE(idx)		BIT_ULL(idx)
 #define KNC_SPFLT_USER_PREF		BIT_ULL(63)
 
-/*
- * RDPMC takes the counter number in ECX (spec table 1-1), so the mmap
- * page's index, which is ECX + 1, is the counter index + 1.
- */
-
 /* hw_perf_event.flags bits of our own, in the PERF_EVENT_FLAG_ARCH range. */
 #define KNC_EVENT_FLAG_SPFLT		BIT(0)	/* gated by USER_PREF */
 
@@ -102,6 +97,9 @@ struct knc_task_data {
 	bool			user_pref;
 };
 
+/* ctrl_hw while GLOBAL_CTRL is being written: no value the register takes */
+#define KNC_CTRL_UNKNOWN		(~0U)
+
 /* The perf core's mark for a throttled event (its MAX_INTERRUPTS). */
 #define KNC_THROTTLED			(~0ULL)
 
@@ -111,7 +109,8 @@ struct knc_task_data {
  *
  * ctrl_shadow is the set of counters perf wants running.  ctrl_hw caches
  * what IA32_PERF_GLOBAL_CTRL holds, so the register is written only when
- * the wanted value changes and never read back.
+ * the wanted value changes and never read back; KNC_CTRL_UNKNOWN while a
+ * write is in flight (knc_ctrl_sync()).
  *
  * PERF_SPFLT_CONTROL is kept the same way, but its USER_PREF bit changes
  * under the driver's feet whenever code runs SPFLT.  spflt_pref is only
@@ -121,8 +120,7 @@ struct knc_task_data {
 struct knc_cpu_hw {
 	struct perf_event	*events[KNC_NUM_COUNTERS];
 	u32			ctrl_shadow;	/* = the started events */
-	u32			ctrl_hw;
-	bool			ctrl_writing;	/* ctrl_hw may lag the register */
+	u32			ctrl_hw;	/* or KNC_CTRL_UNKNOWN */
 	bool			enabled;	/* outside pmu_disable() */
 	bool			lvt_rearm;	/* a PMI may have masked LVTPC */
 	u32			saved_lvtpc;	/* LVTPC before we set it */

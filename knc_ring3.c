@@ -100,7 +100,7 @@ void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event)
 		cpuc->spflt_enables |= KNC_SPFLT_ENABLE(hwc->idx);
 		cpuc->spflt_dirty = true;
 	}
-	if (cpuc->spflt_dirty && cpuc->enabled)
+	if (cpuc->enabled)	/* outside a bracket: at once */
 		knc_spflt_sync(cpuc);
 }
 
@@ -124,7 +124,7 @@ void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event)
 		cpuc->spflt_enables &= ~KNC_SPFLT_ENABLE(hwc->idx);
 		cpuc->spflt_dirty = true;
 	}
-	if (cpuc->spflt_dirty && cpuc->enabled)
+	if (cpuc->enabled)
 		knc_spflt_sync(cpuc);
 }
 
@@ -148,9 +148,9 @@ void knc_swap_task_ctx(struct knc_task_ctx *prev, struct knc_task_ctx *next)
 		prev_td->user_pref = cpuc->spflt_pref;
 		cpuc->spflt_pref = next_td->user_pref;
 		cpuc->spflt_dirty = true;
-		if (cpuc->enabled)
-			knc_spflt_sync(cpuc);
 	}
+	if (cpuc->enabled)
+		knc_spflt_sync(cpuc);
 	swap(prev->task_ctx_data, next->task_ctx_data);
 }
 
@@ -210,6 +210,10 @@ const struct attribute_group knc_rdpmc_group = {
 	.attrs		= knc_rdpmc_attrs,
 };
 
+/*
+ * RDPMC takes the counter number in ECX (spec table 1-1), and the mmap
+ * page's index is ECX + 1; 0 tells the reader to use read().
+ */
 int knc_event_idx(struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
