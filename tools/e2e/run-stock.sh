@@ -38,14 +38,10 @@ expect=$((2 * loops + 4))
 
 stock_prepare
 stock_workload workload "$loops"
-# ring-3 self-monitoring (tools/e2e/ring3-checks.sh): keyed on the shared
-# headers too, which stock_cprog would not see
+# ring-3 self-monitoring (tools/e2e/ring3-checks.sh)
 ring3=("$KNC_TOOLS/e2e/ring3-checks.sh:0644")
 for p in spflt-region spflt-pingpong selfmon rdpmc-nomap; do
-	stock_prog "$STOCK_WORK/bin/$p" "$(stock_key "$KNC_TOOLS/e2e/$p.c" \
-		"$KNC_TOOLS/e2e/spflt-work.h" "$KNC_TOOLS/include/knc_selfmon.h" \
-		"$(gcc --version | head -n1)")" -- \
-		gcc -static -O2 -Wall -o "$STOCK_WORK/bin/$p" "$KNC_TOOLS/e2e/$p.c"
+	stock_cprog "$p"
 	ring3+=("$STOCK_WORK/bin/$p:0755")
 done
 stock_initramfs "$STOCK_WORK/initramfs-stock.cpio" "$KNC_TOOLS/e2e/stock-init" \

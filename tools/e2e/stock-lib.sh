@@ -112,9 +112,9 @@ stock_cprog()
 {
 	local src=$KNC_TOOLS/e2e/$1.c out=$STOCK_WORK/bin/$1
 
-	# the programs may include the self-monitoring header
+	# keyed on the headers the programs share, too
 	stock_prog "$out" "$(stock_key "$src" "$KNC_TOOLS/include/knc_selfmon.h" \
-		"$(gcc --version | head -n1)")" -- \
+		"$KNC_TOOLS/e2e/spflt-work.h" "$(gcc --version | head -n1)")" -- \
 		gcc -static -O2 -Wall -o "$out" "$src"
 }
 
