@@ -179,8 +179,9 @@ knc_run_logged()
 #	INFO: NMI handler (...) took too long to run
 #		nmi_check_duration() times the handler with sched_clock; under
 #		-icount the single-threaded round-robin TCG advances that
-#		clock for the other vCPU's instructions too (seen once at
-#		3.5 ms during perf record -a -c 20000 on 2 vCPUs)
+#		clock for the other vCPU's instructions too (3.5-3.8 ms, in
+#		every e2e run with 2 vCPUs, at record-system-wide-kernel;
+#		that this is the cause is not proven yet)
 KNC_BAD_ERE=$KNC_TOOLS/kernel-log-bad.ere
 KNC_OK_ERE=$KNC_TOOLS/kernel-log-ok.ere
 
