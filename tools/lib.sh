@@ -15,9 +15,11 @@ KNC_CACHE=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
 KNC_SRC_PKG=linux-source-6.12
 KNC_SRC_TARBALL=/usr/src/$KNC_SRC_PKG.tar.xz
 KNC_SRC=$KNC_CACHE/$KNC_SRC_PKG
-# KNC_KERNEL_VARIANT selects the kernel: "test" (KUnit, the default) or
+# KNC_KERNEL_VARIANT selects the kernel: "test" (KUnit, the default),
 # "standalone" (no Intel CPU support, so no in-tree driver for the KNC
-# PMU; the end-to-end runs).  Later fragments override earlier ones.
+# PMU; the end-to-end runs) or "debug" (standalone plus KASAN, UBSAN,
+# lockdep, kmemleak and debug objects).  Later fragments override earlier
+# ones.
 KNC_KERNEL_VARIANT=${KNC_KERNEL_VARIANT:-test}
 case "$KNC_KERNEL_VARIANT" in
 test)
@@ -29,8 +31,14 @@ standalone)
 	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
 		       "$KNC_TOOLS/standalone-kernel.config")
 	;;
+debug)
+	KNC_KBUILD=$KNC_CACHE/kernel-build-debug
+	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
+		       "$KNC_TOOLS/standalone-kernel.config"
+		       "$KNC_TOOLS/debug-kernel.config")
+	;;
 *)
-	echo "KNC_KERNEL_VARIANT must be test or standalone" >&2
+	echo "KNC_KERNEL_VARIANT must be test, standalone or debug" >&2
 	exit 1
 	;;
 esac
