@@ -14,6 +14,9 @@
 #   make e2e          knc-perf.ko and perf end to end on the model
 #   make stock        the same on Debian's kernel, beside upstream knc.c
 #   make compare      side-by-side report: upstream cpu PMU vs knc PMU
+#   make stress       stress and fault loops (hotplug, load/unload, PMI
+#                     storm, multiplexing, arbitration churn) on the debug
+#                     kernel (KNC_KERNEL_VARIANT=standalone to change)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -46,4 +49,7 @@ stock:
 compare:
 	tools/e2e/compare.sh
 
-.PHONY: all modules clean check test demo qemu model-test e2e stock compare
+stress:
+	tools/stress/run-stress.sh
+
+.PHONY: all modules clean check test demo qemu model-test e2e stock compare stress
