@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Fuzz knc-perf.ko with tools/fuzz/knc-fuzz.c on the QEMU KNC PMU model
+# (tools/qemu/), on the debug kernel (KASAN, UBSAN, lockdep, kmemleak,
+# debug objects) when it is built:
+#
+#	tools/fuzz/run-fuzz.sh [--short]
+#
+# Builds knc-perf.ko (scratch copy), knc-fuzz and the e2e workload under
+# $KNC_CACHE/fuzz/<full|short>, boots one VM that runs knc-fuzz once per
+# seed (tools/fuzz/init), then checks that every event is gone, the module
+# unloads, counts exactly again after a reload, and kmemleak finds nothing.
+# Prints per seed the operations, system calls by kind, the errno
+# histogram and the guest seconds, then "N passed, N failed"; exits non-zero
+# on a failure.  The fuzz log of every seed (a second serial port, so it
+# survives a panic) is kept as $work/fuzz-SEED.log; a failing seed's last 50
+# operations are printed.  Replay a seed in the VM, or on any Linux for its
+# software-event part:
+#
+#	knc-fuzz -s SEED -t SECONDS -n LAST-OP [-r A-B,...] -c -v
+#
+# Env: KNC_FUZZ_SEEDS (seeds, comma or space separated; "random": three
+#      from the clock), KNC_FUZZ_SECONDS (guest seconds per seed),
+#      defaults 3 x 120 s, --short 2 x 20 s;
+#      KNC_FUZZ_HOTPLUG (knc-fuzz -H: cpu1 toggled every 1..N ms by a
+#      second process, default 200; 0: only the fuzzer's own hotplug
+#      operations); KNC_KERNEL_VARIANT (default debug if built, else
+#      standalone); KNC_FUZZ_WORK (scratch directory).
+set -euo pipefail
+
+short=0
+case "${1:-}" in
+--short) short=1 ;;
+"") ;;
+*) echo "usage: $0 [--short]" >&2; exit 2 ;;
+esac
+
+if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
+	cache=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
+	if [ -f "$cache/kernel-build-debug/arch/x86/boot/bzImage" ]; then
+		export KNC_KERNEL_VARIANT=debug
+	else
+		export KNC_KERNEL_VARIANT=standalone
+	fi
+fi
+KNC_LOG_TAG=fuzz # used by lib.sh
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/qemu/qemu-env.sh
+. "$KNC_TOOLS/qemu/qemu-env.sh"
+
+start=$(date +%s)
+[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
+	knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
+knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+
+if [ "$short" = 1 ]; then
+	mode=short
+	seeds=${KNC_FUZZ_SEEDS:-1 2}
+	secs=${KNC_FUZZ_SECONDS:-20}
+else
+	mode=full
+	seeds=${KNC_FUZZ_SEEDS:-101 102 103}
+	secs=${KNC_FUZZ_SECONDS:-120}
+fi
+if [ "$seeds" = random ]; then
+	t=$(date +%s)
+	seeds="$t $((t + 1)) $((t + 2))"
+fi
+seeds=$(echo "$seeds" | tr ',' ' ' | xargs)
+nseeds=$(echo "$seeds" | wc -w)
+hotplug=${KNC_FUZZ_HOTPLUG:-200}
+loops=1000000
+expect=$((2 * loops + 4))
+
+work=${KNC_FUZZ_WORK:-$KNC_CACHE/fuzz/$mode}
+mkdir -p "$work"
+# one run per scratch directory at a time
+exec 9>"$work.lock"
+flock -n 9 || { knc_log "waiting for another fuzz run ($work.lock)"; flock 9; }
+rm -rf "${work:?}"/*
+mkdir -p "$work/mod"
+knc_log "kernel: $KNC_KERNEL_VARIANT ($KNC_KBUILD); $mode: seeds $seeds, $secs guest s each"
+knc_log "building knc-perf.ko (scratch copy), knc-fuzz and the workload in $work"
+cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$work/mod/"
+cp -r "$KNC_TOP/kunit" "$work/mod/"
+make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
+	{ tail -n 30 "$work/build.log" >&2; knc_die "knc-perf.ko build failed"; }
+gcc -static -O2 -Wall -Wextra -Werror -o "$work/knc-fuzz" "$KNC_TOOLS/fuzz/knc-fuzz.c" \
+	>>"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; knc_die "knc-fuzz build failed"; }
+gcc -nostdlib -static -DKNC_LOOPS="$loops" -o "$work/workload" \
+	"$KNC_TOOLS/e2e/workload.S" >>"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; knc_die "workload build failed"; }
+
+files=("$work/mod/knc-perf.ko:0644" "$work/knc-fuzz:0755" "$work/workload:0755")
+mapfile -t -O ${#files[@]} files < <(knc_perf_files)	# perf and its libraries
+knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/fuzz/init" "${files[@]}"
+
+# The fuzz log goes to a second serial port (ttyS1; QEMU then needs the
+# console named too), straight into a host
+# file: it survives a panic, and the console stays readable.
+log=$work/console.log
+flog=$work/fuzz-serial.log
+tmo=$((nseeds * (secs * 12 + 240) + 300))
+knc_log "booting (console: $log, fuzz log: $flog, timeout ${tmo}s)"
+rc=0
+KNC_QEMU_EXTRA="-serial mon:stdio -serial file:$flog" \
+	knc_qemu_vm -l "$log" -t "$tmo" "$work/initramfs.cpio" loglevel=7 \
+	knc.fuzz.seeds="$(echo "$seeds" | tr ' ' ',')" knc.fuzz.secs="$secs" \
+	knc.fuzz.hotplug="$hotplug" knc.fuzz.log=/dev/ttyS1 knc.expect="$expect" &
+vm=$!
+last=$(date +%s)
+while kill -0 "$vm" 2>/dev/null; do
+	sleep 5
+	if [ $(($(date +%s) - last)) -ge 30 ]; then
+		last=$(date +%s)
+		p=$(tr -d '\r' <"$log" 2>/dev/null |
+			grep -E '^KNC-FUZZ-PROGRESS|^KNC-FUZZ: |^KNC-FUZZ-INFO: seed' | tail -n 1) || true
+		knc_log "$(knc_elapsed "$start"): ${p:-booting}"
+	fi
+done
+wait "$vm" || rc=$?
+
+# The fuzz log, one file per seed (each run starts with "knc-fuzz seed=S ...")
+if [ -f "$flog" ]; then
+	tr -d '\r' <"$flog" | awk -v dir="$work" '
+		/^knc-fuzz seed=[0-9]+ seconds=/ {
+			s = $2; sub(/^seed=/, "", s)
+			if (out) close(out)
+			out = dir "/fuzz-" s ".log"
+		}
+		out { print > out }'
+fi
+
+# Per seed: operations, system calls by kind, errnos, guest seconds
+tr -d '\r' <"$log" | awk '
+	/^KNC-FUZZ-STAT: / {
+		print ""
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); st[kv[1]] = kv[2] }
+		printf "seed %s: %s operations in %s guest s, %s anomalies, %s signals, %s ring records, %s bad child exits\n",
+			st["seed"], st["ops"], st["seconds"], st["anomalies"], st["signals"],
+			st["ring_records"], st["bad_child_exits"]
+	}
+	/^KNC-FUZZ-SYSCALLS: / {
+		sub(/^KNC-FUZZ-SYSCALLS: seed=[0-9]+ /, "")
+		printf "  syscalls: %s\n", $0
+	}
+	/^KNC-FUZZ-ERRNO: / {
+		sub(/^KNC-FUZZ-ERRNO: seed=[0-9]+ /, "")
+		if ($1 == "all:" || $1 == "perf_event_open:")
+			printf "  errno %s\n", $0
+	}'
+echo
+
+# A failing seed: its last 50 operations, and where its whole log is
+for s in $seeds; do
+	if [ "$(tr -d '\r' <"$log" | grep -cE "^KNC-FUZZ: (fuzz|closed)-$s: PASS")" = 2 ]; then
+		continue
+	fi
+	f=$work/fuzz-$s.log
+	if [ -f "$f" ]; then
+		knc_log "seed $s failed: last 50 operations of $f (replay: knc-fuzz -s $s -t $secs -c ...)"
+		tail -n 50 "$f" | sed "s/^/  [seed $s] /"
+	else
+		knc_log "seed $s failed; no fuzz log for it in $flog"
+	fi
+	tr -d '\r' <"$log" | grep -E '^KNC-FUZZ-(ANOMALY|CRASH|HANG)' | head -n 5 || true
+done
+knc_log "wall time $(knc_elapsed "$start")"
+knc_tally FUZZ "$log" "$rc"
