@@ -164,21 +164,29 @@ static void knc_fake_do_nmi(struct knc_fake_thread *t, unsigned int other,
 		t->unknown_nmis++;
 }
 
-/* Take an NMI, then the one latched while it ran, back to back. */
+/*
+ * Take an NMI, then the one latched while it ran, back to back.  The
+ * handler runs as in an NMI: interrupts off, so on this CPU, whatever
+ * context the test delivers it from.
+ */
 static void knc_fake_take_nmi(struct knc_fake_thread *t, unsigned int other,
 			      bool b2b)
 {
+	unsigned long flags;
+
+	local_irq_save(flags);
 	for (;;) {
 		t->in_nmi = true;
 		knc_fake_do_nmi(t, other, b2b);
 		t->in_nmi = false;		/* IRET */
 		if (!t->nmi_latched || t->nmi_hold)
-			return;
+			break;
 		other = t->latched_other;
 		t->nmi_latched = false;
 		t->latched_other = 0;
 		b2b = true;
 	}
+	local_irq_restore(flags);
 }
 
 /*

@@ -50,6 +50,7 @@ extern const struct knc_spec_event knc_spec_table[KNC_SPEC_EVENTS];
 
 int knc_test_init(struct kunit *test);
 int knc_owner_init(struct kunit *test);
+int knc_core_init(struct kunit *test);
 void knc_test_exit(struct kunit *test);
 struct knc_fake_thread *knc_test_fake(void);
 struct perf_event *knc_test_event(struct kunit *test, u32 type, u64 config);

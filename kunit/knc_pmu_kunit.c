@@ -1181,7 +1181,7 @@ static struct kunit_case knc_core_cases[] = {
 
 struct kunit_suite knc_core_suite = {
 	.name = "knc_perf_core",
-	.init = knc_owner_init,
+	.init = knc_core_init,
 	.exit = knc_test_exit,
 	.test_cases = knc_core_cases,
 };

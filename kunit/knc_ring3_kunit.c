@@ -574,7 +574,7 @@ static struct kunit_case knc_ring3_cases[] = {
 
 struct kunit_suite knc_ring3_suite = {
 	.name = "knc_ring3",
-	.init = knc_owner_init,
+	.init = knc_core_init,
 	.exit = knc_test_exit,
 	.test_cases = knc_ring3_cases,
 };
