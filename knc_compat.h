@@ -42,6 +42,23 @@
 #endif
 
 /*
+ * The shared slot also shares the context's enable/disable bracket, which
+ * is the first PMU's.  Where the x86 core PMU exists (Debian's stock 6.1
+ * on a KNC) that is upstream knc.c, whose enable sets both GLOBAL_CTRL
+ * bits whatever knc-perf stopped: a throttled or deleted counter would run
+ * on.  There knc-perf takes a context of its own, which before 6.2 means
+ * CPU-wide events only.
+ */
+static inline int knc_task_ctx_nr(bool x86_core_pmu)
+{
+#ifdef KNC_HAVE_PMU_CONTEXT
+	return perf_hw_context;
+#else
+	return x86_core_pmu ? perf_invalid_context : perf_hw_context;
+#endif
+}
+
+/*
  * Kbuild probes the headers for the next three (KNC_HAVE_* in Kbuild),
  * as none of these changes left a macro behind to test for.
  *

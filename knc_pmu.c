@@ -186,7 +186,7 @@ void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 	u32 want;
 
 	for (;;) {
-		want = READ_ONCE(cpuc->enabled) ? READ_ONCE(cpuc->ctrl_shadow) : 0;
+		want = READ_ONCE(cpuc->enabled) ? (u32)READ_ONCE(cpuc->ctrl_shadow) : 0;
 		if (want == READ_ONCE(cpuc->ctrl_hw))
 			return;
 		WRITE_ONCE(cpuc->ctrl_hw, KNC_CTRL_UNKNOWN);
@@ -284,7 +284,7 @@ void knc_pmu_start(struct perf_event *event, int flags)
 		knc_set_period(event);
 	hwc->state = 0;
 
-	cpuc->ctrl_shadow |= BIT(hwc->idx);
+	set_bit(hwc->idx, &cpuc->ctrl_shadow);
 	knc_ctrl_sync(cpuc);
 	/* the page shows index 0 for a stopped event: publish it running */
 	perf_event_update_userpage(event);
@@ -296,7 +296,7 @@ void knc_pmu_stop(struct perf_event *event, int flags)
 	struct hw_perf_event *hwc = &event->hw;
 
 	if (!(hwc->state & PERF_HES_STOPPED)) {
-		cpuc->ctrl_shadow &= ~BIT(hwc->idx);
+		clear_bit(hwc->idx, &cpuc->ctrl_shadow);
 		knc_ctrl_sync(cpuc);
 		hwc->state |= PERF_HES_STOPPED;
 	}
@@ -452,6 +452,12 @@ int knc_pmu_event_init(struct perf_event *event)
 	err = knc_event_config(event, &config);
 	if (err)
 		return err;
+
+	if ((event->attach_state & PERF_ATTACH_TASK) &&
+	    knc_pmu.task_ctx_nr == perf_invalid_context) {
+		pr_debug("per-task events need a context of knc's own, which this kernel (before 6.2) shares with the x86 core PMU; use CPU-wide events (-a, -C)\n");
+		return -EOPNOTSUPP;
+	}
 
 	/* KNC has no PEBS, no LBR and no way to honour these. */
 	if (attr->precise_ip || has_branch_stack(event) || attr->sigtrap ||
@@ -662,6 +668,9 @@ int knc_pmu_register(const char *name)
 		goto out_ring3;
 	knc_cpuhp_state = err;
 
+	knc_pmu.task_ctx_nr = knc_task_ctx_nr(knc_hw_pmc_width() != 0);
+	if (knc_pmu.task_ctx_nr == perf_invalid_context)
+		pr_info("CPU-wide events only: before 6.2 per-task knc events would share the x86 core PMU's context\n");
 	err = perf_pmu_register(&knc_pmu, name, -1);
 	if (err)
 		goto out_cpuhp;

@@ -110,7 +110,10 @@ struct knc_task_data {
  * ctrl_shadow is the set of counters perf wants running.  ctrl_hw caches
  * what IA32_PERF_GLOBAL_CTRL holds, so the register is written only when
  * the wanted value changes and never read back; KNC_CTRL_UNKNOWN while a
- * write is in flight (knc_ctrl_sync()).
+ * write is in flight (knc_ctrl_sync()).  The PMI stops events too (the
+ * throttle, refresh limits), so ctrl_shadow changes only by atomic
+ * bitops: a plain |= in start() could be split around that NMI and bring
+ * back the bit it cleared, leaving a stopped event's counter running.
  *
  * PERF_SPFLT_CONTROL is kept the same way, but its USER_PREF bit changes
  * under the driver's feet whenever code runs SPFLT.  spflt_pref is only
@@ -119,7 +122,7 @@ struct knc_task_data {
  */
 struct knc_cpu_hw {
 	struct perf_event	*events[KNC_NUM_COUNTERS];
-	u32			ctrl_shadow;	/* = the started events */
+	unsigned long		ctrl_shadow;	/* = the started events */
 	u32			ctrl_hw;	/* or KNC_CTRL_UNKNOWN */
 	bool			enabled;	/* outside pmu_disable() */
 	bool			lvt_rearm;	/* a PMI may have masked LVTPC */
