@@ -4,6 +4,9 @@
 # core PMU.  The objects themselves are listed in Kbuild.
 #
 #   make              build against the running kernel (or KDIR=...)
+#   make install      install the modules into /lib/modules/<KDIR's
+#                     release>/updates (modules_install) and run depmod;
+#                     dkms.conf does the same for every kernel
 #   make check        checkpatch --strict, sparse (C=1) and W=1 builds
 #                     against Debian's 6.1 and 6.12 headers
 #   make test         KUnit and end-to-end tests in QEMU; prints
@@ -24,6 +27,9 @@ all: modules
 
 modules clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $@
+
+install: modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
 
 check:
 	tools/check.sh
@@ -52,4 +58,4 @@ compare:
 stress:
 	tools/stress/run-stress.sh
 
-.PHONY: all modules clean check test demo qemu model-test e2e stock compare stress
+.PHONY: all modules clean install check test demo qemu model-test e2e stock compare stress

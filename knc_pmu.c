@@ -15,6 +15,7 @@
 #include <linux/perf_event.h>
 #include <linux/smp.h>
 #include <linux/string.h>
+#include <asm/cpu_device_id.h>
 #include <asm/cpufeature.h>
 #include <asm/nmi.h>
 #include <asm/processor.h>
@@ -723,6 +724,19 @@ static void __exit knc_exit(void)
 }
 module_exit(knc_exit);
 
-MODULE_DESCRIPTION("perf driver for the Intel Xeon Phi (Knights Corner) core PMU");
+/*
+ * For udev: load on a CPU that says family 11 model 1.  Any vendor, as a
+ * kernel without Intel support leaves the vendor unknown; knc_probe()
+ * still checks the vendor string and the counters themselves.
+ */
+static const struct x86_cpu_id knc_cpu_ids[] = {
+	X86_MATCH_VENDOR_FAM_MODEL(ANY, 11, 1, NULL),
+	{}
+};
+MODULE_DEVICE_TABLE(x86cpu, knc_cpu_ids);
+
+MODULE_DESCRIPTION("perf driver for the Intel Xeon Phi (Knights Corner) core PMU: PMU \"knc\" in /sys/bus/event_source/devices");
+MODULE_INFO(kernels, "6.1 to 6.12 (Debian 12); before 6.2 beside the x86 core PMU: CPU-wide events only");
+MODULE_VERSION("0.9.0");	/* dkms.conf's PACKAGE_VERSION */
 MODULE_LICENSE("GPL");
 #endif
