@@ -34,6 +34,23 @@
  *			intervals of up to MAXMS ms (implies -c)
  *	-P SECS		a progress line on stderr every SECS seconds (default 5)
  *
+ * The operations: perf_event_open() with random attrs (knc config bits
+ * with reserved ones, any, spflt, cmask/inv/edge; generic hardware, cache
+ * and raw events, which reach knc on a kernel without an x86 PMU;
+ * cpu-clock, task-clock, page-faults; tracepoints when tracefs is
+ * mounted; exclude bits, periods 0..2^63, freq, inherit, pinned,
+ * exclusive, sample_type, read_format, precise_ip, branch_sample_type,
+ * odd attr sizes), on this task, a child or a CPU, alone or in a group
+ * with any open event; close; the ENABLE, DISABLE, RESET, REFRESH,
+ * PERIOD, SET_OUTPUT, SET_FILTER, ID, PAUSE_OUTPUT and MODIFY_ATTRIBUTES
+ * ioctls; read(); mmap() of 1 + 2^n pages or odd sizes, read/write or
+ * read-only, and reads of the control page (RDPMC when it says so) and
+ * the records; O_ASYNC; work (spinning, page faults, system calls);
+ * fork() of children that inherit the events, use the fds, run SPFLT,
+ * work and exit or exec this program; SIGKILL and waitpid(); affinity;
+ * cpu1 offline and online (-c); PR_TASK_PERF_EVENTS_*; SPFLT; knc's rdpmc
+ * knob and max_samples_per_tick.  At most 64 events and 4 children.
+ *
  * Any result of perf_event_open() is fine.  Failures (exit status 1,
  * each with a "KNC-FUZZ-ANOMALY:" line and the last 50 operations on
  * stderr): a close() or munmap() that fails, a read() whose size does not
@@ -64,6 +81,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../include/knc_selfmon.h"
+
 #define MAX_SLOTS	64
 #define MAX_CHILDREN	4
 #define MAX_TP		16
@@ -71,6 +90,8 @@
 #define LINE_MAX_LEN	1024
 #define PAGE		4096UL
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
+#define KNOB_RDPMC	KNC_SYSFS "/rdpmc"
+#define KNOB_SAMPLES	"/sys/module/knc_perf/parameters/max_samples_per_tick"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -95,7 +116,7 @@ enum sc {
 	SC_OPEN, SC_CLOSE, SC_ENABLE, SC_DISABLE, SC_RESET, SC_REFRESH,
 	SC_PERIOD, SC_SET_OUTPUT, SC_SET_FILTER, SC_ID, SC_PAUSE, SC_MODIFY,
 	SC_READ, SC_MMAP, SC_MUNMAP, SC_FCNTL, SC_FORK, SC_WAIT, SC_KILL,
-	SC_AFFINITY, SC_HOTPLUG, SC_PRCTL, SC_NR
+	SC_AFFINITY, SC_HOTPLUG, SC_PRCTL, SC_KNOB, SC_NR
 };
 
 static const char * const sc_name[SC_NR] = {
@@ -103,7 +124,7 @@ static const char * const sc_name[SC_NR] = {
 	"ioc_refresh", "ioc_period", "ioc_set_output", "ioc_set_filter",
 	"ioc_id", "ioc_pause_output", "ioc_modify_attributes", "read", "mmap",
 	"munmap", "fcntl", "fork", "waitpid", "kill", "sched_setaffinity",
-	"cpu1_online", "prctl"
+	"cpu1_online", "prctl", "knob_write"
 };
 
 #define ERRNO_MAX	200
@@ -112,6 +133,7 @@ struct slot {
 	int fd;			/* -1: free */
 	enum kind kind;
 	int leader;		/* slot of the group leader, -1 for none */
+	int clock;		/* cpu-clock or task-clock: an hrtimer */
 	uint64_t read_format;
 	void *map;
 	size_t map_len;
@@ -142,6 +164,9 @@ static int n_tp;
 static int null_fd = -1;
 static int anomalies;
 static int allow_hotplug;	/* -c */
+static int have_spflt;		/* a knc PMU: SPFLT runs (the model has it) */
+static int knob_rdpmc = -1;	/* the knobs' values at the start */
+static int knob_samples = -1;
 static pid_t main_pid;
 static pid_t toggler_pid;
 static int sig_count;		/* atomic: the handler adds */
@@ -536,6 +561,11 @@ static uint64_t attr_flags(const struct perf_event_attr *a)
 	return f;
 }
 
+static int is_clock(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config <= PERF_COUNT_SW_TASK_CLOCK;
+}
+
 static const uint64_t sw_events[] = {
 	PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_PAGE_FAULTS
 };
@@ -579,9 +609,12 @@ static void rand_attr(struct rng *r, struct perf_event_attr *a, enum kind *kind)
 		if (knc_type >= 0) {
 			a->type = knc_type;
 		} else {
-			/* no knc PMU: a software event in its place */
+			/*
+			 * no knc PMU: a software event in its place, not
+			 * a clock (below)
+			 */
 			a->type = PERF_TYPE_SOFTWARE;
-			a->config &= 7;
+			a->config = PERF_COUNT_SW_PAGE_FAULTS + a->config % 5;
 		}
 		break;
 	case K_HW:
@@ -694,8 +727,8 @@ static void rand_attr(struct rng *r, struct perf_event_attr *a, enum kind *kind)
 	 * at that rate a VM spends its time in the timer interrupt and the
 	 * fuzzer gets nowhere, so their periods start at 100 us.
 	 */
-	if (a->type == PERF_TYPE_SOFTWARE && a->config <= PERF_COUNT_SW_TASK_CLOCK &&
-	    !a->freq && a->sample_period && a->sample_period < 100000)
+	if (is_clock(a) && !a->freq && a->sample_period &&
+	    a->sample_period < 100000)
 		a->sample_period += 100000;
 	if (chance(r, 4)) {
 		sizes[4] = 1 + below(r, 200);
@@ -771,7 +804,7 @@ static void op_open(struct rng *r)
 	/* room past the attr, zeroed, for sizes above sizeof(attr) */
 	union {
 		struct perf_event_attr a;
-		unsigned char pad[sizeof(struct perf_event_attr) + 64];
+		unsigned char pad[sizeof(struct perf_event_attr) + 256];
 	} u;
 	struct perf_event_attr a;
 	int s = below(r, MAX_SLOTS), g = -1, gfd = -1, cpu = -1, fd;
@@ -861,6 +894,7 @@ static void op_open(struct rng *r)
 	slots[s].kind = k;
 	slots[s].leader = g >= 0 && !(flags & PERF_FLAG_FD_NO_GROUP) ? g : -1;
 	slots[s].read_format = a.read_format;
+	slots[s].clock = is_clock(&a);
 	slots[s].have_last = 0;
 }
 
@@ -992,6 +1026,8 @@ static void op_period(struct rng *r)
 		logf_("op %llu period s%d: free", (unsigned long long)cur_op, s);
 		return;
 	}
+	if (slots[s].clock && p && p < 100000)
+		p += 100000;		/* as at the open */
 	logf_("op %llu ioctl s%d period=%llu", (unsigned long long)cur_op, s,
 	      (unsigned long long)p);
 	result(SC_PERIOD, ioctl(slots[s].fd, PERF_EVENT_IOC_PERIOD, &p));
@@ -1261,6 +1297,8 @@ static void child_main(uint64_t op)
 	}
 	if (chance(&r, 30))
 		prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0);
+	if (have_spflt && chance(&r, 50))
+		knc_spflt(1);
 	work(1000 + below(&r, chance(&r, 30) ? 5000000 : 200000), below(&r, 16));
 	_exit(0);
 }
@@ -1369,6 +1407,52 @@ static void op_prctl(struct rng *r)
 			       PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0));
 }
 
+/* SPFLT: the task's preference, which gates spflt=1 events. */
+static void op_spflt(struct rng *r)
+{
+	unsigned int pref = below(r, 2);
+
+	if (!have_spflt) {
+		logf_("op %llu spflt %u skipped: no knc PMU",
+		      (unsigned long long)cur_op, pref);
+		return;
+	}
+	logf_("op %llu spflt %u", (unsigned long long)cur_op, pref);
+	knc_spflt(pref);
+}
+
+static long write_int_file(const char *path, long v)
+{
+	char buf[24];
+	int fd = open(path, O_WRONLY | O_CLOEXEC), n;
+	long ret;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%ld", v);
+	ret = write(fd, buf, n);
+	close(fd);
+	return ret < 0 ? -1 : 0;
+}
+
+/* knc's rdpmc knob (0, 1, 2) and max_samples_per_tick, put back at the end */
+static void op_knob(struct rng *r)
+{
+	static const int samples[] = { 1, 2, 10, 100, 400, 1000 };
+	int which = below(r, 2);
+	long v = which ? samples[below(r, ARRAY_SIZE(samples))] : (long)below(r, 3);
+	const char *path = which ? KNOB_SAMPLES : KNOB_RDPMC;
+
+	if ((which ? knob_samples : knob_rdpmc) < 0) {
+		logf_("op %llu knob %s=%ld skipped: none", (unsigned long long)cur_op,
+		      which ? "max_samples_per_tick" : "rdpmc", v);
+		return;
+	}
+	logf_("op %llu knob %s=%ld", (unsigned long long)cur_op,
+	      which ? "max_samples_per_tick" : "rdpmc", v);
+	result(SC_KNOB, write_int_file(path, v));
+}
+
 /* The operations and their weights (out of the sum). */
 static const struct {
 	void (*fn)(struct rng *r);
@@ -1389,6 +1473,8 @@ static const struct {
 	{ op_affinity, 2 },
 	{ op_hotplug, 2 },
 	{ op_prctl, 1 },
+	{ op_spflt, 3 },
+	{ op_knob, 1 },
 };
 
 static void run_op(uint64_t op)
@@ -1619,6 +1705,11 @@ int main(int argc, char **argv)
 	    read_int_file("/sys/bus/event_source/devices/knc/type", &knc_type))
 		knc_type = -1;
 	find_tracepoints();
+	have_spflt = !access(KNC_SYSFS "/type", F_OK);
+	if (read_int_file(KNOB_RDPMC, &knob_rdpmc))
+		knob_rdpmc = -1;
+	if (read_int_file(KNOB_SAMPLES, &knob_samples))
+		knob_samples = -1;
 	handlers();
 	logf_("knc-fuzz seed=%llu seconds=%llu max_ops=%llu ranges=%s",
 	      (unsigned long long)seed, (unsigned long long)secs, max_ops,
@@ -1668,6 +1759,10 @@ int main(int argc, char **argv)
 	stop_toggler();
 	if (allow_hotplug)
 		cpu1_set(1);
+	if (knob_rdpmc >= 0)
+		write_int_file(KNOB_RDPMC, knob_rdpmc);
+	if (knob_samples >= 0)
+		write_int_file(KNOB_SAMPLES, knob_samples);
 	alarm(0);
 	print_stats(op, (now_ns() - start) / 1e9);
 	if (null_fd >= 0)
