@@ -1435,10 +1435,13 @@ static long write_int_file(const char *path, long v)
 	return ret < 0 ? -1 : 0;
 }
 
-/* knc's rdpmc knob (0, 1, 2) and max_samples_per_tick, put back at the end */
+/*
+ * knc's rdpmc knob (0, 1, 2) and max_samples_per_tick (1, 2, 5 or the
+ * value at the start, never more: see tools/fuzz/init), put back at the end
+ */
 static void op_knob(struct rng *r)
 {
-	static const int samples[] = { 1, 2, 10, 100, 400, 1000 };
+	int samples[] = { 1, 2, 5, knob_samples };
 	int which = below(r, 2);
 	long v = which ? samples[below(r, ARRAY_SIZE(samples))] : (long)below(r, 3);
 	const char *path = which ? KNOB_SAMPLES : KNOB_RDPMC;

@@ -25,7 +25,9 @@
 #      defaults 3 x 120 s, --short 2 x 20 s;
 #      KNC_FUZZ_HOTPLUG (knc-fuzz -H: cpu1 toggled every 1..N ms by a
 #      second process, default 200; 0: only the fuzzer's own hotplug
-#      operations); KNC_KERNEL_VARIANT (default debug if built, else
+#      operations); KNC_FUZZ_SAMPLES (knc-perf's max_samples_per_tick in
+#      the guest, default 10: see tools/fuzz/init); KNC_FUZZ_ARGS (more knc-fuzz arguments, e.g. a
+#      replay's "-n 1234 -r 100-200,300"); KNC_KERNEL_VARIANT (default debug if built, else
 #      standalone); KNC_FUZZ_WORK (scratch directory).
 set -euo pipefail
 
@@ -71,6 +73,7 @@ fi
 seeds=$(echo "$seeds" | tr ',' ' ' | xargs)
 nseeds=$(echo "$seeds" | wc -w)
 hotplug=${KNC_FUZZ_HOTPLUG:-200}
+samples=${KNC_FUZZ_SAMPLES:-10}
 loops=1000000
 expect=$((2 * loops + 4))
 
@@ -105,11 +108,24 @@ log=$work/console.log
 flog=$work/fuzz-serial.log
 tmo=$((nseeds * (secs * 12 + 240) + 300))
 knc_log "booting (console: $log, fuzz log: $flog, timeout ${tmo}s)"
+# an interrupted run takes its VM along (its own processes, by pid)
+kill_tree()
+{
+	local c
+
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+		kill_tree "$c"
+	done
+	kill "$1" 2>/dev/null || true
+}
+vm=
+trap '[ -z "$vm" ] || kill_tree "$vm"' EXIT
 rc=0
 KNC_QEMU_EXTRA="-serial mon:stdio -serial file:$flog" \
 	knc_qemu_vm -l "$log" -t "$tmo" "$work/initramfs.cpio" loglevel=7 \
 	knc.fuzz.seeds="$(echo "$seeds" | tr ' ' ',')" knc.fuzz.secs="$secs" \
-	knc.fuzz.hotplug="$hotplug" knc.fuzz.log=/dev/ttyS1 knc.expect="$expect" &
+	knc.fuzz.hotplug="$hotplug" knc.fuzz.samples="$samples" knc.fuzz.log=/dev/ttyS1 knc.expect="$expect" \
+	${KNC_FUZZ_ARGS:+knc.fuzz.args="$(echo "$KNC_FUZZ_ARGS" | tr ' ' ':')"} &
 vm=$!
 last=$(date +%s)
 while kill -0 "$vm" 2>/dev/null; do
@@ -122,6 +138,7 @@ while kill -0 "$vm" 2>/dev/null; do
 	fi
 done
 wait "$vm" || rc=$?
+vm=
 
 # The fuzz log, one file per seed (each run starts with "knc-fuzz seed=S ...")
 if [ -f "$flog" ]; then
@@ -161,7 +178,8 @@ for s in $seeds; do
 	fi
 	f=$work/fuzz-$s.log
 	if [ -f "$f" ]; then
-		knc_log "seed $s failed: last 50 operations of $f (replay: knc-fuzz -s $s -t $secs -c ...)"
+		knc_log "seed $s failed: last 50 operations of $f"
+		knc_log "replay: KNC_FUZZ_SEEDS=$s KNC_FUZZ_SECONDS=$secs KNC_FUZZ_ARGS='-n LAST-OP' $0"
 		tail -n 50 "$f" | sed "s/^/  [seed $s] /"
 	else
 		knc_log "seed $s failed; no fuzz log for it in $flog"
