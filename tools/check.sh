@@ -12,6 +12,10 @@
 #	                  has been built (covers knc-perf-kunit.ko)
 #	tally-selftest    tools/selftest-tally.sh: the test tallies fail a
 #	                  missing check, a missing log, an unknown NMI, a WARN
+#	docs              sphinx-build -W of Documentation/ (any warning fails)
+#	abi-doc           Documentation/ABI/testing/sysfs-bus-event_source-
+#	                  devices-knc names every format field and event
+#	                  alias the driver registers, with its encoding
 #
 # A build check fails on a non-zero exit or on any compiler, sparse or
 # modpost warning/error about our code.  Each build happens in a scratch
@@ -114,13 +118,45 @@ check_build()
 	make -C "$dir" KDIR="$kdir" clean >/dev/null 2>&1 || true
 }
 
-echo "check-plan: tally-selftest checkpatch build-6.1 build-6.12 build-test-kernel"
+echo "check-plan: tally-selftest docs abi-doc checkpatch build-6.1 build-6.12 build-test-kernel"
 
 if "$KNC_TOOLS/selftest-tally.sh" >"$logdir/tally-selftest.log" 2>&1; then
 	result tally-selftest PASS
 else
 	grep -v ': PASS$' "$logdir/tally-selftest.log" | sed 's/^/  /' | head -n 40
 	result tally-selftest FAIL
+fi
+
+# the RST documentation, as Sphinx builds it
+rm -rf "$logdir/sphinx"
+if command -v sphinx-build >/dev/null &&
+   sphinx-build -W -q -C -D master_doc=knc-pmu -b html "$KNC_TOP/Documentation" \
+	"$logdir/sphinx" >"$logdir/sphinx.log" 2>&1; then
+	result docs PASS
+else
+	command -v sphinx-build >/dev/null || echo "  sphinx-build missing (run tools/install-deps.sh)"
+	sed 's/^/  /' "$logdir/sphinx.log" 2>/dev/null | head -n 20
+	result docs FAIL
+fi
+
+# the ABI file against what knc_events.c registers
+abi=$KNC_TOP/Documentation/ABI/testing/sysfs-bus-event_source-devices-knc
+abimiss=
+while read -r name ev um; do
+	printf -v enc 'event=0x%02x,umask=0x%02x' "$((16#$ev))" "$((16#$um))"
+	grep -qE "^[[:space:]]+$name:[[:space:]]+$enc\$" "$abi" 2>/dev/null ||
+		abimiss="$abimiss $name"
+done < <(sed -n 's/.*KNC_EVENT(\([a-z0-9_]*\),[[:space:]]*0x\([0-9a-f]*\),[[:space:]]*0x\([0-9a-f]*\)).*/\1 \2 \3/p' \
+	"$KNC_TOP/knc_events.c")
+while read -r name bits; do
+	grep -qE "^[[:space:]]+$name:[[:space:]]+$bits([[:space:]]|\$)" "$abi" 2>/dev/null ||
+		abimiss="$abimiss format/$name"
+done < <(sed -n 's/^PMU_FORMAT_ATTR(\([a-z]*\),[[:space:]]*"\([^"]*\)");/\1 \2/p' "$KNC_TOP/knc_events.c")
+if [ -z "$abimiss" ] && grep -q '^What:.*/knc/rdpmc$' "$abi"; then
+	result abi-doc PASS
+else
+	echo "  not in $abi:$abimiss"
+	result abi-doc FAIL
 fi
 
 knc_ensure_source
