@@ -261,7 +261,14 @@ void knc_pmi_rearm(struct knc_cpu_hw *cpuc)
 	cpuc->lvt_rearm = false;
 }
 
-/* Next tick: restart the events the throttle stopped. */
+/*
+ * Next tick: restart the events the throttle stopped.  No pmu_disable()
+ * bracket is needed around the starts: this runs in hard interrupt
+ * context, and the perf core keeps interrupts off inside its brackets,
+ * so it never lands in one; a start() outside a bracket takes effect at
+ * once, which is what is wanted here.  The timer is pinned, and
+ * knc_cpu_offline() cancels it before the CPU goes.
+ */
 static enum hrtimer_restart knc_unthrottle(struct hrtimer *timer)
 {
 	struct knc_cpu_hw *cpuc = container_of(timer, struct knc_cpu_hw,
