@@ -25,7 +25,8 @@
 #      defaults 3 x 120 s, --short 2 x 20 s;
 #      KNC_FUZZ_HOTPLUG (knc-fuzz -H: cpu1 toggled every 1..N ms by a
 #      second process, default 200; 0: only the fuzzer's own hotplug
-#      operations); KNC_FUZZ_SAMPLES (knc-perf's max_samples_per_tick in
+#      operations); KNC_FUZZ_STALL (wall seconds without fuzz log output
+#      that count as a hang, default 300); KNC_FUZZ_SAMPLES (knc-perf's max_samples_per_tick in
 #      the guest, default 10: see tools/fuzz/init); KNC_FUZZ_ARGS (more knc-fuzz arguments, e.g. a
 #      replay's "-n 1234 -r 100-200,300"); KNC_KERNEL_VARIANT (default debug if built, else
 #      standalone); KNC_FUZZ_WORK (scratch directory).
@@ -128,12 +129,31 @@ KNC_QEMU_EXTRA="-serial mon:stdio -serial file:$flog" \
 	${KNC_FUZZ_ARGS:+knc.fuzz.args="$(echo "$KNC_FUZZ_ARGS" | tr ' ' ':')"} &
 vm=$!
 last=$(date +%s)
+# A hang inside the guest stops its clock too (a spinning guest advances it
+# at TCG speed), so knc-fuzz's alarm() may not come for hours: while a seed
+# runs, a fuzz log that stops growing for $stall wall seconds is a hang.
+stall=${KNC_FUZZ_STALL:-300}
+fsize=0
+fsince=$(date +%s)
+hung=
 while kill -0 "$vm" 2>/dev/null; do
 	sleep 5
+	p=$(tr -d '\r' <"$log" 2>/dev/null |
+		grep -E '^KNC-FUZZ-PROGRESS|^KNC-FUZZ-START|^KNC-FUZZ: |^KNC-FUZZ-INFO: seed' |
+		tail -n 1) || true
+	n=$(stat -c %s "$flog" 2>/dev/null || echo 0)
+	if [ "$n" != "$fsize" ]; then
+		fsize=$n
+		fsince=$(date +%s)
+	elif [ $(($(date +%s) - fsince)) -ge "$stall" ] &&
+	     echo "$p" | grep -qE '^KNC-FUZZ-(PROGRESS|START|INFO: seed)'; then
+		hung="no fuzz log output for ${stall}s wall while a seed ran (${p:0:80})"
+		knc_log "hang: $hung; stopping the VM"
+		kill_tree "$vm"
+		break
+	fi
 	if [ $(($(date +%s) - last)) -ge 30 ]; then
 		last=$(date +%s)
-		p=$(tr -d '\r' <"$log" 2>/dev/null |
-			grep -E '^KNC-FUZZ-PROGRESS|^KNC-FUZZ: |^KNC-FUZZ-INFO: seed' | tail -n 1) || true
 		knc_log "$(knc_elapsed "$start"): ${p:-booting}"
 	fi
 done
@@ -186,5 +206,6 @@ for s in $seeds; do
 	fi
 	tr -d '\r' <"$log" | grep -E '^KNC-FUZZ-(ANOMALY|CRASH|HANG)' | head -n 5 || true
 done
+[ -z "$hung" ] || { knc_log "the guest hung: $hung"; tail -n 30 "$log" | sed 's/^/  [console] /'; }
 knc_log "wall time $(knc_elapsed "$start")"
 knc_tally FUZZ "$log" "$rc"
