@@ -30,7 +30,7 @@
 #	tools/stress/run-stress.sh [--short] [--only LOOPS] [--no-stock | --stock-only]
 #
 #	--short		the form make test runs (about 5 minutes): 10 hotplug
-#			and 10 load cycles, a 5 s storm, 20 sessions, 4 x 15
+#			and 10 load cycles, a 5 s storm, 20 sessions, 4 x 50
 #			churn rounds
 #	--only L	comma-separated subset of hotplug,storm,conc,load for
 #			the first VM
@@ -68,10 +68,10 @@ done
 
 if [ $short = 1 ]; then
 	hp=${KNC_STRESS_HP:-10} ld=${KNC_STRESS_LD:-10} storm=${KNC_STRESS_STORM:-5}
-	rounds=${KNC_STRESS_ROUNDS:-15} tmo=${KNC_VM_TIMEOUT:-900}
+	rounds=${KNC_STRESS_ROUNDS:-50} tmo=${KNC_VM_TIMEOUT:-900}
 else
 	hp=${KNC_STRESS_HP:-100} ld=${KNC_STRESS_LD:-100} storm=${KNC_STRESS_STORM:-30}
-	rounds=${KNC_STRESS_ROUNDS:-100} tmo=${KNC_VM_TIMEOUT:-5400}
+	rounds=${KNC_STRESS_ROUNDS:-300} tmo=${KNC_VM_TIMEOUT:-5400}
 fi
 conc=${KNC_STRESS_CONC:-20}
 workers=${KNC_STRESS_WORKERS:-4}
