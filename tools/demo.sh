@@ -30,11 +30,22 @@ gcc -nostdlib -static -DKNC_LOOPS=$loops -o "$work/workload" "$KNC_TOOLS/e2e/wor
 echo $((2 * loops + 4)) >"$work/expect"
 # the spec's manual-instrumentation model: SPFLT around a region, RDPMC
 gcc -static -O2 -Wall -o "$work/instrumented" "$KNC_TOOLS/e2e/instrumented.c"
+gcc -static -O2 -fno-inline -g -Wall -o "$work/hotspots" "$KNC_TOOLS/e2e/hotspots.c"
+
+# perf annotate disassembles with objdump; perf report's tips come from
+# Debian's tips.txt (demo-init puts it where perf looks)
+extra=("/usr/share/doc/linux-perf/tips.txt:0644")
+if [ -x /usr/bin/objdump ]; then
+	extra+=("/usr/bin/objdump:0755:/usr/bin/objdump")
+	while read -r lib; do
+		extra+=("$lib:0755:$lib")
+	done < <(ldd /usr/bin/objdump | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p')
+fi
 
 mapfile -t perf_files < <(knc_perf_files)
 knc_qemu_initramfs "$work/initramfs.cpio" "$KNC_TOOLS/initramfs/demo-init" \
 	"$work/mod/knc-perf.ko" "$work/workload:0755" "$work/expect" \
-	"$work/instrumented:0755" \
+	"$work/instrumented:0755" "$work/hotspots:0755" "${extra[@]}" \
 	"${perf_files[@]}" >/dev/null
 
 console=$work/console.log
