@@ -18,12 +18,40 @@
 #	knc_dmesg_keep		dmesg -c, keeping what it clears for the scan
 #	knc_dmesg_bad		the kept and current kernel log's lines that
 #				match /knc-bad.ere and not /knc-ok.ere (empty: clean); status 0
+#	knc_kmemleak_on		status 0 on a kernel with kmemleak (the debug
+#				variant); mounts debugfs
+#	knc_kmemleak_start	scan, then forget what boot left (clear), so
+#				only what the run leaks is reported
+#	knc_kmemleak_leaks	scan twice and print kmemleak's report
+#				(empty: no leak).  kmemleak ignores objects
+#				younger than 5 s, so it waits that long first.
 
 knc_plan()
 {
 	kp_tag=$1
 	shift
 	echo "KNC-$kp_tag-PLAN: $*"
+}
+
+knc_kmemleak_on()
+{
+	[ -e /sys/kernel/debug/kmemleak ] ||
+		mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	[ -w /sys/kernel/debug/kmemleak ]
+}
+
+knc_kmemleak_start()
+{
+	echo scan >/sys/kernel/debug/kmemleak
+	echo clear >/sys/kernel/debug/kmemleak
+}
+
+knc_kmemleak_leaks()
+{
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak
 }
 
 knc_dmesg_keep()

@@ -14,14 +14,18 @@
 #
 # Kernel: the "standalone" variant (no CONFIG_CPU_SUP_INTEL, so the x86
 # core driver does not claim the PMU) when it is built, else the test
-# kernel; force one with KNC_KERNEL_VARIANT=test|standalone.  This script
+# kernel; force one with KNC_KERNEL_VARIANT=test|standalone|debug.  This script
 # builds neither the kernel nor QEMU: run tools/build-test-kernel.sh and
 # tools/qemu/build-qemu.sh first.
 #
 # Env: KNC_E2E_LOOPS (workload loop count, default 1000000),
 #      KNC_E2E_LONG_LOOPS (workload-long loop count, default 50000000),
 #      KNC_E2E_PERIOD (perf record -c, default 10000), KNC_QEMU_SMP,
-#      KNC_E2E_WORK (scratch directory, default $KNC_CACHE/e2e).
+#      KNC_E2E_WORK (scratch directory, default $KNC_CACHE/e2e),
+#      KNC_E2E_SHIFT1=0 (leave out the -icount shift=1 boot),
+#      KNC_E2E_MODEL=0 (leave out the model's own checks, model-checks.sh),
+#      KNC_E2E_CORE=1 (the core checks only: no model, ring-3 or features
+#      checks; the debug kernel's run in make test).
 set -euo pipefail
 
 if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
@@ -98,10 +102,16 @@ knc_log "booting (console: $log); workload: $expect user instructions"
 rc=0
 knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" \
 	loglevel=7 knc.expect="$expect" knc.branches=$((loops + 1)) \
-	knc.period="$period" knc.long="$long_loops" || rc=$?
+	knc.period="$period" knc.long="$long_loops" \
+	knc.model="${KNC_E2E_MODEL:-1}" knc.core="${KNC_E2E_CORE:-0}" || rc=$?
 
 # again at -icount shift=1, one vCPU: cycles = 2 x instructions, only
-# model-checks.sh's checks that tell the two apart
+# model-checks.sh's checks that tell the two apart (a model matter, left
+# out of the debug kernel's run by KNC_E2E_SHIFT1=0)
+if [ "${KNC_E2E_SHIFT1:-1}" = 0 ]; then
+	knc_tally E2E "$log" "$rc"
+	exit
+fi
 s1log=$work/console-shift1.log
 knc_log "booting with -icount shift=1 (console: $s1log)"
 s1rc=0
