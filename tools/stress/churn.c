@@ -28,7 +28,8 @@
  * 20) and one summary line:
  *
  *	CHURN rounds=N open_cpu=N open_knc=N busy_cpu=N busy_knc=N
- *	      checked=N exact=N wrong=N muxed=N overlap=N errors=N
+ *	      checked_cpu=N exact_cpu=N wrong_cpu=N checked_knc=N exact_knc=N
+ *	      wrong_knc=N muxed=N overlap=N errors=N
  *
  * A task count is checked only when the event ran all the time it was
  * enabled: a CPU-wide event of the same PMU on that CPU can take a counter
@@ -63,7 +64,7 @@ static const char *const pmu_names[] = { "cpu", "knc" };
 
 struct shared {
 	int held[2];
-	uint64_t rounds, open[2], busy[2], checked, exact, wrong, muxed;
+	uint64_t rounds, open[2], busy[2], checked[2], exact[2], wrong[2], muxed;
 	uint64_t overlap, errors, bad_lines;
 };
 
@@ -191,12 +192,12 @@ static void run_child(pid_t pid, int go, int start)
 
 static void check(int pmu, const char *what, uint64_t got, uint64_t want)
 {
-	add(&sh->checked);
+	add(&sh->checked[pmu]);
 	if (got == want) {
-		add(&sh->exact);
+		add(&sh->exact[pmu]);
 		return;
 	}
-	add(&sh->wrong);
+	add(&sh->wrong[pmu]);
 	bad("%s %s: count %llu, want %llu", pmu_names[pmu], what,
 	    (unsigned long long)got, (unsigned long long)want);
 }
@@ -366,11 +367,19 @@ int main(int argc, char **argv)
 	       (unsigned long long)sh->open[PMU_KNC],
 	       (unsigned long long)sh->busy[PMU_CPU],
 	       (unsigned long long)sh->busy[PMU_KNC]);
-	printf(" checked=%llu exact=%llu wrong=%llu muxed=%llu overlap=%llu errors=%llu\n",
-	       (unsigned long long)sh->checked, (unsigned long long)sh->exact,
-	       (unsigned long long)sh->wrong, (unsigned long long)sh->muxed,
+	printf(" checked_cpu=%llu exact_cpu=%llu wrong_cpu=%llu",
+	       (unsigned long long)sh->checked[PMU_CPU],
+	       (unsigned long long)sh->exact[PMU_CPU],
+	       (unsigned long long)sh->wrong[PMU_CPU]);
+	printf(" checked_knc=%llu exact_knc=%llu wrong_knc=%llu",
+	       (unsigned long long)sh->checked[PMU_KNC],
+	       (unsigned long long)sh->exact[PMU_KNC],
+	       (unsigned long long)sh->wrong[PMU_KNC]);
+	printf(" muxed=%llu overlap=%llu errors=%llu\n",
+	       (unsigned long long)sh->muxed,
 	       (unsigned long long)sh->overlap,
 	       (unsigned long long)sh->errors);
-	ok = !sh->wrong && !sh->overlap && !sh->errors;
+	ok = !sh->wrong[PMU_CPU] && !sh->wrong[PMU_KNC] && !sh->overlap &&
+	     !sh->errors;
 	return ok ? 0 : 1;
 }
