@@ -186,12 +186,12 @@ static ssize_t rdpmc_store(struct device *dev, struct device_attribute *attr,
 	if (val > 2)
 		return -EINVAL;
 	if (val == 2) {
-		pr_info("rdpmc=2 (always) needs the x86 core PMU's switch-time key, which a module cannot set; on a kernel with the x86 core PMU use /sys/devices/cpu/rdpmc\n");
+		pr_info_ratelimited("rdpmc=2 (always) needs the x86 core PMU's switch-time key, which a module cannot set; on a kernel with the x86 core PMU use /sys/devices/cpu/rdpmc\n");
 		return -EOPNOTSUPP;
 	}
 	if (val && !knc_rdpmc_possible) {
-		pr_info("rdpmc: this kernel publishes pmc_width %u, not %u, so user-space RDPMC would misread; read() only\n",
-			knc_hw_pmc_width(), KNC_COUNTER_BITS);
+		pr_info_ratelimited("rdpmc: this kernel publishes pmc_width %u, not %u, so user-space RDPMC would misread; read() only\n",
+				    knc_hw_pmc_width(), KNC_COUNTER_BITS);
 		return -EOPNOTSUPP;
 	}
 	WRITE_ONCE(knc_rdpmc, val);
