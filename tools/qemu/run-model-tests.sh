@@ -18,7 +18,9 @@
 # Needs: tools/build-test-kernel.sh and tools/qemu/build-qemu.sh done (run
 # them first; this script does not start big builds).
 # Env: KNC_QEMU_SMP=1 boots one vCPU instead of vm.sh's two (the first
-# boot; the per-thread SPFLT test then does not run).
+# boot; the per-thread SPFLT and the two-vCPU progress tests then do not
+# run); KNC_MODEL_WORK, the scratch directory (default
+# $KNC_CACHE/model-tests); KNC_QEMU_BIN, another build of the model.
 set -euo pipefail
 
 KNC_LOG_TAG=model # used by lib.sh
@@ -30,7 +32,7 @@ KNC_LOG_TAG=model # used by lib.sh
 knc_kernel_ready || knc_die "test kernel not built: run tools/build-test-kernel.sh"
 knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
 
-work=$KNC_CACHE/model-tests
+work=${KNC_MODEL_WORK:-$KNC_CACHE/model-tests}
 rm -rf "$work"
 mkdir -p "$work/mod"
 cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$work/mod/"

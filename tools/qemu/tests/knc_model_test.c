@@ -926,6 +926,69 @@ static void test_spflt_smp(unsigned int me, unsigned int other)
 	smp_call_function_single(other, spflt_cpu_reset, NULL, 1);
 }
 
+/*
+ * ---- Two vCPUs: a counter at its wrap that cannot count (USR-only, its
+ * vCPU in ring 0) must not stop either vCPU (issue 12) ----
+ *
+ * The other vCPU, in its IPI: counter 0 counts user-mode instructions,
+ * one short of the wrap, enabled; then a kernel loop of STARVE_OTHER
+ * iterations, during which it cannot count.  This vCPU meanwhile runs
+ * STARVE_ME iterations with interrupts off, ten times as many: under
+ * round-robin -icount the other vCPU must get its turns and finish first.
+ * A model that arms a QEMU_CLOCK_VIRTUAL timer 1 ns ahead for such a
+ * counter, and re-arms it there each time it fires, leaves the second
+ * vCPU of every round an icount budget of 0 and the first one 1
+ * instruction: the other vCPU does not run until this one stops.
+ */
+#define STARVE_OTHER	1000000
+#define STARVE_ME	10000000
+static atomic_t starve_armed, starve_done;
+
+static noinline void run_plain_loop(u64 n)
+{
+	asm volatile("mov %[n], %%r8\n"
+		     "1:\tdec %%r8\n\t"
+		     "jnz 1b\n\t"
+		     : : [n] "r" (n) : "r8", "memory", "cc");
+}
+
+static void starve_other(void *unused)
+{
+	pmu_reset();
+	wr(EVTSEL0, EV_INSTR | SEL_USR | SEL_EN);
+	wr(PERFCNT0, CTR_MASK);
+	atomic_set(&starve_armed, 1);
+	wr(GLOBAL_CTRL, 1);
+	run_plain_loop(STARVE_OTHER);
+	atomic_set(&starve_done, 1);
+	pmu_reset();
+}
+
+/* Called with preemption off and interrupts on (for the IPI). */
+static void test_smp_no_starvation(unsigned int other)
+{
+	unsigned long flags, spins = 0;
+	int armed, during;
+
+	atomic_set(&starve_armed, 0);
+	atomic_set(&starve_done, 0);
+	smp_call_function_single(other, starve_other, NULL, 0);
+	while (!atomic_read(&starve_armed) && spins++ < 100000000UL)
+		cpu_relax();
+	armed = atomic_read(&starve_armed);
+	local_irq_save(flags);
+	run_plain_loop(STARVE_ME);
+	during = atomic_read(&starve_done);
+	local_irq_restore(flags);
+	spins = 0;
+	while (!atomic_read(&starve_done) && spins++ < 100000000UL)
+		cpu_relax();
+	result("smp-filtered-wrap-progress", armed && during,
+	       "cpu%u armed %d, its %d-iteration loop done %s this cpu's %d (%s)",
+	       other, armed, STARVE_OTHER, during ? "before" : "after",
+	       STARVE_ME, atomic_read(&starve_done) ? "then done" : "never done");
+}
+
 /* PERF_SPFLT_CONTROL is 0 after reset on every CPU (nothing wrote it yet) */
 static void test_spflt_reset_value(unsigned int me, unsigned int other)
 {
@@ -1095,6 +1158,8 @@ static int __init knc_model_init(void)
 		pr_info("knc_model: spflt-per-thread not run: one CPU\n");
 	else
 		test_spflt_smp(me, other);
+	if (other < nr_cpu_ids)
+		test_smp_no_starvation(other);
 out:
 	preempt_enable();
 	if (!spflt_ud && !shift && other < nr_cpu_ids)
