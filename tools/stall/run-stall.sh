@@ -49,6 +49,7 @@ if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
 		export KNC_KERNEL_VARIANT=test
 	fi
 fi
+qemu_given=${KNC_QEMU_BIN:-}
 KNC_LOG_TAG=stall # used by lib.sh
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -92,7 +93,12 @@ fi
 
 [ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
 	knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
-knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+# a build given in KNC_QEMU_BIN needs no stamp of the installed one
+if [ -n "$qemu_given" ]; then
+	[ -x "$qemu_given" ] || knc_die "KNC_QEMU_BIN=$qemu_given is not executable"
+else
+	knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+fi
 
 work=$KNC_CACHE/stall/$mode-$form
 rm -rf "$work"
