@@ -38,7 +38,8 @@
 # Env: KNC_KERNEL_VARIANT (debug by default; standalone works, without
 # kmemleak), KNC_STRESS_HP, KNC_STRESS_LD, KNC_STRESS_STORM,
 # KNC_STRESS_CONC, KNC_STRESS_ROUNDS, KNC_STRESS_WORKERS, KNC_STRESS_SEED,
-# KNC_STRESS_BOUND (multiplexing bound, percent), KNC_VM_TIMEOUT.
+# KNC_STRESS_BOUND (multiplexing bound, percent), KNC_STRESS_CHURN_PMU
+# (cpu or knc: churn on that PMU alone, a control run), KNC_VM_TIMEOUT.
 # Scratch builds and console logs: $KNC_CACHE/stress (never the e2e or
 # stock dirs, which other runs use).  Builds neither kernels nor QEMU.
 set -euo pipefail
@@ -180,7 +181,7 @@ if [ $do_stock = 1 ]; then
 	KNC_VM_TIMEOUT=$tmo run_vm "$slog" stock_boot "$slog" \
 		"$STOCK_WORK/initramfs-stress.cpio" loglevel=7 knc.expect="$expect" \
 		knc.branches="$branches" knc.workers="$workers" knc.rounds="$rounds" \
-		knc.seed="$seed"
+		knc.seed="$seed" ${KNC_STRESS_CHURN_PMU:+knc.churnpmu=$KNC_STRESS_CHURN_PMU}
 	logs+=("$slog" "$vm_rc")
 fi
 
