@@ -1236,20 +1236,23 @@ static void knc_core_period_ioctl_while_throttled(struct kunit *test)
  */
 static struct perf_event *knc_offline_event;
 static bool knc_offline_throttled;
+static bool knc_offline_one_tick;	/* the six PMIs shared a tick */
 
 static int knc_throttle_at_offline(unsigned int cpu)
 {
 	struct perf_event *e = knc_offline_event;
 	struct knc_fake_thread *t = knc_fake_thread(cpu);
-	unsigned long flags;
+	unsigned long flags, start;
 	int i;
 
 	if (!e || e->cpu != cpu)
 		return 0;
 	local_irq_save(flags);
+	start = jiffies;
 	for (i = 0; i < 6; i++)
 		knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, 10);
 	knc_offline_throttled = e->hw.interrupts == CORE_MAX_INTERRUPTS;
+	knc_offline_one_tick = !time_after(jiffies, start);
 	local_irq_restore(flags);
 	return 0;
 }
@@ -1296,7 +1299,11 @@ static void knc_core_offline_with_unthrottle_pending(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, err, 0);
 
 	KUNIT_EXPECT_TRUE(test, knc_offline_throttled);
-	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
+	/* 4 in one tick; a slow kernel may see the count restart at a tick */
+	if (knc_offline_one_tick)
+		KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
+	else
+		KUNIT_EXPECT_GE(test, knc_samples[0].n, 4);
 	/* the unthrottle never ran: it was cancelled, not run or moved */
 	KUNIT_EXPECT_EQ(test, e->hw.interrupts, CORE_MAX_INTERRUPTS);
 	KUNIT_EXPECT_FALSE(test, hrtimer_active(&cpuc->unthrottle_timer));
