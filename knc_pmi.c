@@ -34,19 +34,6 @@ MODULE_PARM_DESC(max_samples_per_tick,
 		 "PMIs one event may take per tick before it is throttled until the next tick");
 
 /*
- * The share of a tick PMI handling may take on one CPU, as the core's
- * perf_cpu_time_max_percent (whose perf_sample_event_took() modules
- * cannot call).  When one PMI costs more than a tick over
- * max_samples_per_tick (a debug kernel, a slow machine, several events)
- * the count limit is never reached within a tick, and without this the
- * CPU would do nothing but PMIs.
- */
-unsigned int knc_pmi_time_percent = 25;
-module_param_named(max_pmi_time_percent, knc_pmi_time_percent, uint, 0644);
-MODULE_PARM_DESC(max_pmi_time_percent,
-		 "Percent of a tick PMIs may take on a CPU before its sampling events are throttled until the next tick (0: no limit)");
-
-/*
  * The counters are stopped while the handler runs, so one pass normally
  * leaves the status clear.  A bit that will not clear would otherwise
  * keep the handler spinning in NMI context.
@@ -58,13 +45,6 @@ MODULE_PARM_DESC(max_pmi_time_percent,
  * one tick (jiffy) stop the event until the next one.  hrtimer code may not
  * run in NMI, so an irq_work arms the per-CPU unthrottle timer.
  */
-static bool knc_pmi_over_time(struct knc_cpu_hw *cpuc, unsigned long tick)
-{
-	u64 budget = div_u64((u64)TICK_NSEC * READ_ONCE(knc_pmi_time_percent), 100);
-
-	return budget && cpuc->pmi_tick == tick && cpuc->pmi_ns > budget;
-}
-
 static bool knc_pmi_throttle(struct knc_cpu_hw *cpuc, struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
@@ -72,10 +52,10 @@ static bool knc_pmi_throttle(struct knc_cpu_hw *cpuc, struct perf_event *event)
 
 	if (hwc->interrupts_seq != tick) {
 		hwc->interrupts_seq = tick;
-		hwc->interrupts = 0;
+		hwc->interrupts = 1;
+		return false;
 	}
-	if (++hwc->interrupts <= knc_max_samples_per_tick &&
-	    !knc_pmi_over_time(cpuc, tick))
+	if (++hwc->interrupts <= knc_max_samples_per_tick)
 		return false;
 
 	hwc->interrupts = KNC_THROTTLED;
@@ -173,24 +153,11 @@ static void knc_pmi_overflow(struct knc_cpu_hw *cpuc, struct perf_event *event,
 		knc_pmu_stop(event, 0);
 }
 
-/* What this PMI took, into the current tick's share (knc_pmi_over_time()). */
-static void knc_pmi_account(struct knc_cpu_hw *cpuc, u64 start)
-{
-	unsigned long tick = jiffies;
-
-	if (cpuc->pmi_tick != tick) {
-		cpuc->pmi_tick = tick;
-		cpuc->pmi_ns = 0;
-	}
-	cpuc->pmi_ns += knc_hw_clock() - start;
-}
-
 int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	unsigned long running, status, idx;
 	bool was_enabled = cpuc->enabled;
-	u64 start = knc_hw_clock();
 	int rounds = 0;
 
 	/*
@@ -266,7 +233,6 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 	if (was_enabled)
 		knc_pmu_enable(&knc_pmu);
 
-	knc_pmi_account(cpuc, start);
 	inc_irq_stat(apic_perf_irqs);
 	return NMI_HANDLED;
 }

@@ -129,8 +129,6 @@ struct knc_cpu_hw {
 	u32			saved_lvtpc;	/* LVTPC before we set it */
 	struct irq_work		unthrottle_work;
 	struct hrtimer		unthrottle_timer;
-	unsigned long		pmi_tick;	/* jiffies pmi_ns is for */
-	u64			pmi_ns;		/* PMI time in that tick */
 
 	u32			spflt_enables;	/* counters of spflt events */
 	u32			pref_holders;	/* task events with a saved pref */
@@ -242,7 +240,6 @@ struct knc_cpu_hw *knc_cpu_hw(unsigned int cpu);
 
 /* knc_pmi.c */
 extern unsigned int knc_max_samples_per_tick;
-extern unsigned int knc_pmi_time_percent;
 int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs);
 void knc_pmi_cpu_init(struct knc_cpu_hw *cpuc);
 void knc_pmi_cpu_stop(struct knc_cpu_hw *cpuc);
