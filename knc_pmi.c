@@ -203,7 +203,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 
 		/* 4. Handle each overflowed counter. */
 		for_each_set_bit(idx, &status, KNC_NUM_COUNTERS)
-			if ((running & BIT(idx)) && cpuc->events[idx])
+			if (running & BIT(idx))
 				knc_pmi_overflow(cpuc, cpuc->events[idx], regs);
 
 		/* An event still in flight at step 1 may have landed since. */
@@ -214,7 +214,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 	if (KNC_WARN_ONCE(status, "knc_perf: status %#lx will not clear; stopping its events\n",
 			  status)) {
 		for_each_set_bit(idx, &status, KNC_NUM_COUNTERS)
-			if ((running & BIT(idx)) && cpuc->events[idx])
+			if (running & BIT(idx))
 				knc_pmu_stop(cpuc->events[idx], PERF_EF_UPDATE);
 		/* LVTPC stays masked; the next add() tries again */
 		cpuc->lvt_rearm = true;
