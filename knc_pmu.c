@@ -659,6 +659,10 @@ int knc_pmu_register(const char *name)
 		knc_pmi_cpu_init(knc_cpu_hw(cpu));
 	}
 
+	knc_pmu.task_ctx_nr = knc_task_ctx_nr(knc_hw_pmc_width() != 0);
+	if (knc_pmu.task_ctx_nr == perf_invalid_context)
+		pr_info("CPU-wide events only: before 6.2 per-task knc events would share the x86 core PMU's context\n");
+
 	err = knc_ring3_init();
 	if (err)
 		return err;
@@ -669,9 +673,6 @@ int knc_pmu_register(const char *name)
 		goto out_ring3;
 	knc_cpuhp_state = err;
 
-	knc_pmu.task_ctx_nr = knc_task_ctx_nr(knc_hw_pmc_width() != 0);
-	if (knc_pmu.task_ctx_nr == perf_invalid_context)
-		pr_info("CPU-wide events only: before 6.2 per-task knc events would share the x86 core PMU's context\n");
 	err = perf_pmu_register(&knc_pmu, name, -1);
 	if (err)
 		goto out_cpuhp;

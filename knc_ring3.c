@@ -324,11 +324,6 @@ int knc_ring3_event_init(struct perf_event *event, u64 config)
 			pr_debug("spflt and any cannot be combined: the preference is one thread's, any counts the core's\n");
 			return -EINVAL;
 		}
-		if ((event->attach_state & PERF_ATTACH_TASK) &&
-		    !knc_pmu.task_ctx_cache) {
-			pr_debug("spflt on a task needs per-task data for knc, which this kernel keeps for the x86 PMU\n");
-			return -EOPNOTSUPP;
-		}
 		hwc->flags |= KNC_EVENT_FLAG_SPFLT;
 		if (event->attach_state & PERF_ATTACH_TASK)
 			event->attach_state |= PERF_ATTACH_TASK_DATA;
@@ -350,16 +345,14 @@ void knc_rdpmc_probe(void)
 }
 
 /*
- * Per-task data needs a task context of knc's own: always from 6.2, and
- * on 6.1 only when no x86 core PMU shares perf_hw_context with knc.
+ * Per-task data, for per-task events only: none where knc registers
+ * without a task context (knc_task_ctx_nr()).
  */
 int knc_ring3_init(void)
 {
 	knc_rdpmc_probe();
-#ifndef KNC_HAVE_PMU_CONTEXT
-	if (knc_hw_pmc_width())
+	if (knc_pmu.task_ctx_nr == perf_invalid_context)
 		return 0;
-#endif
 	knc_pmu.task_ctx_cache = KMEM_CACHE(knc_task_data, 0);
 	return knc_pmu.task_ctx_cache ? 0 : -ENOMEM;
 }
