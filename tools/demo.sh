@@ -19,12 +19,9 @@ export KNC_KERNEL_VARIANT=standalone
 # Build in a scratch copy, so the tree keeps whatever make test built.
 work=$KNC_CACHE/demo
 rm -rf "$work"
-mkdir -p "$work/mod"
-cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$work/mod/"
-cp -r "$KNC_TOP/kunit" "$work/mod/"
+mkdir -p "$work"
 knc_log "building knc-perf.ko against the standalone kernel"
-make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
-	{ tail -n 30 "$work/build.log"; knc_die "module build failed, see $work/build.log"; }
+knc_build_module "$work/mod"
 loops=5000000
 gcc -nostdlib -static -DKNC_LOOPS=$loops -o "$work/workload" "$KNC_TOOLS/e2e/workload.S"
 echo $((2 * loops + 4)) >"$work/expect"

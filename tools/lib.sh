@@ -19,20 +19,35 @@ KNC_SRC=$KNC_CACHE/$KNC_SRC_PKG
 # "standalone" (no Intel CPU support, so no in-tree driver for the KNC
 # PMU; the end-to-end runs) or "debug" (standalone plus KASAN, UBSAN,
 # lockdep, kmemleak and debug objects).  Later fragments override earlier
-# ones.
+# ones.  A script that can run on several sets KNC_KERNEL_VARIANTS (its
+# preference, "standalone test") before sourcing this: when
+# KNC_KERNEL_VARIANT is unset, the first of them that is built is used,
+# else the last.
+knc_kbuild_dir()
+{
+	case "$1" in
+	test) echo "$KNC_CACHE/kernel-build" ;;
+	*) echo "$KNC_CACHE/kernel-build-$1" ;;
+	esac
+}
+
+if [ -z "${KNC_KERNEL_VARIANT:-}" ] && [ -n "${KNC_KERNEL_VARIANTS:-}" ]; then
+	for KNC_KERNEL_VARIANT in $KNC_KERNEL_VARIANTS; do
+		[ ! -f "$(knc_kbuild_dir "$KNC_KERNEL_VARIANT")/arch/x86/boot/bzImage" ] || break
+	done
+	export KNC_KERNEL_VARIANT
+fi
 KNC_KERNEL_VARIANT=${KNC_KERNEL_VARIANT:-test}
+KNC_KBUILD=$(knc_kbuild_dir "$KNC_KERNEL_VARIANT")
 case "$KNC_KERNEL_VARIANT" in
 test)
-	KNC_KBUILD=$KNC_CACHE/kernel-build
 	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config")
 	;;
 standalone)
-	KNC_KBUILD=$KNC_CACHE/kernel-build-standalone
 	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
 		       "$KNC_TOOLS/standalone-kernel.config")
 	;;
 debug)
-	KNC_KBUILD=$KNC_CACHE/kernel-build-debug
 	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
 		       "$KNC_TOOLS/standalone-kernel.config"
 		       "$KNC_TOOLS/debug-kernel.config")
@@ -141,6 +156,22 @@ knc_kernel_ready()
 }
 
 # The one Debian 6.1 / 6.12 amd64 header tree under /usr/src (newest wins).
+# knc_build_module DIR [KDIR]: knc-perf.ko (and knc-perf-kunit.ko where
+# the kernel has KUnit) from a scratch copy of the sources in DIR, never
+# in the work tree, against KDIR (default $KNC_KBUILD); log in DIR.log.
+knc_build_module()
+{
+	local dir=$1 kdir=${2:-$KNC_KBUILD}
+
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$KNC_TOP"/Makefile "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c \
+		"$KNC_TOP"/knc_*.h "$dir/"
+	cp -r "$KNC_TOP/kunit" "$dir/"
+	make -s -C "$kdir" M="$dir" modules >"$dir.log" 2>&1 ||
+		{ tail -n 30 "$dir.log" >&2; knc_die "knc-perf.ko build against $kdir failed (log: $dir.log)"; }
+}
+
 knc_debian_headers()
 {
 	local d

@@ -29,14 +29,7 @@
 #      KNC_E2E_MUX_BOUND (percent, default 5: stat-multiplex-accuracy).
 set -euo pipefail
 
-if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
-	cache=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
-	if [ -f "$cache/kernel-build-standalone/arch/x86/boot/bzImage" ]; then
-		export KNC_KERNEL_VARIANT=standalone
-	else
-		export KNC_KERNEL_VARIANT=test
-	fi
-fi
+KNC_KERNEL_VARIANTS="standalone test"	# tools/lib.sh picks the first built
 KNC_LOG_TAG=e2e # used by lib.sh
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -54,13 +47,10 @@ expect=$((2 * loops + 4))
 
 work=${KNC_E2E_WORK:-$KNC_CACHE/e2e}
 rm -rf "$work"
-mkdir -p "$work/mod"
+mkdir -p "$work"
 knc_log "kernel: $KNC_KERNEL_VARIANT ($KNC_KBUILD)"
 knc_log "building knc-perf.ko (scratch copy) and the workload"
-cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$work/mod/"
-cp -r "$KNC_TOP/kunit" "$work/mod/"
-make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
-	{ tail -n 30 "$work/build.log" >&2; knc_die "knc-perf.ko build failed"; }
+knc_build_module "$work/mod"
 gcc -nostdlib -static -DKNC_LOOPS="$loops" -o "$work/workload" \
 	"$KNC_TOOLS/e2e/workload.S" >>"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log" >&2; knc_die "workload build failed"; }

@@ -100,12 +100,7 @@ stock_module()
 		return 0
 	fi
 	knc_log "building knc-perf.ko against $STOCK_HDRS (scratch copy $m)"
-	rm -rf "$m"
-	mkdir -p "$m"
-	cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$m/"
-	cp -r "$KNC_TOP/kunit" "$m/"
-	make -s -C "$STOCK_HDRS" M="$m" modules >"$STOCK_WORK/build.log" 2>&1 ||
-		{ tail -n 30 "$STOCK_WORK/build.log" >&2; knc_die "knc-perf.ko build failed"; }
+	knc_build_module "$m" "$STOCK_HDRS"
 	modinfo -F vermagic "$m/knc-perf.ko" | grep -q "^$STOCK_KVER " ||
 		knc_die "knc-perf.ko vermagic '$(modinfo -F vermagic "$m/knc-perf.ko")' is not $STOCK_KVER"
 	echo "$key" >"$m/.knc-key"

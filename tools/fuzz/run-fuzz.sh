@@ -39,14 +39,7 @@ case "${1:-}" in
 *) echo "usage: $0 [--short]" >&2; exit 2 ;;
 esac
 
-if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
-	cache=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
-	if [ -f "$cache/kernel-build-debug/arch/x86/boot/bzImage" ]; then
-		export KNC_KERNEL_VARIANT=debug
-	else
-		export KNC_KERNEL_VARIANT=standalone
-	fi
-fi
+KNC_KERNEL_VARIANTS="debug standalone"	# tools/lib.sh picks the first built
 KNC_LOG_TAG=fuzz # used by lib.sh
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -84,13 +77,9 @@ mkdir -p "$work"
 exec 9>"$work.lock"
 flock -n 9 || { knc_log "waiting for another fuzz run ($work.lock)"; flock 9; }
 rm -rf "${work:?}"/*
-mkdir -p "$work/mod"
 knc_log "kernel: $KNC_KERNEL_VARIANT ($KNC_KBUILD); $mode: seeds $seeds, $secs guest s each"
 knc_log "building knc-perf.ko (scratch copy), knc-fuzz and the workload in $work"
-cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$work/mod/"
-cp -r "$KNC_TOP/kunit" "$work/mod/"
-make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
-	{ tail -n 30 "$work/build.log" >&2; knc_die "knc-perf.ko build failed"; }
+knc_build_module "$work/mod"
 gcc -static -O2 -Wall -Wextra -Werror -o "$work/knc-fuzz" "$KNC_TOOLS/fuzz/knc-fuzz.c" \
 	>>"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log" >&2; knc_die "knc-fuzz build failed"; }

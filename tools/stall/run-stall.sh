@@ -41,14 +41,7 @@
 # KNC_STALL_NICE (nice level of the VM, default 5).
 set -euo pipefail
 
-if [ -z "${KNC_KERNEL_VARIANT:-}" ]; then
-	cache=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
-	if [ -f "$cache/kernel-build-standalone/arch/x86/boot/bzImage" ]; then
-		export KNC_KERNEL_VARIANT=standalone
-	else
-		export KNC_KERNEL_VARIANT=test
-	fi
-fi
+KNC_KERNEL_VARIANTS="standalone test"	# tools/lib.sh picks the first built
 qemu_given=${KNC_QEMU_BIN:-}
 KNC_LOG_TAG=stall # used by lib.sh
 # shellcheck source=tools/lib.sh
@@ -102,12 +95,9 @@ fi
 
 work=$KNC_CACHE/stall/$mode-$form
 rm -rf "$work"
-mkdir -p "$work/mod"
+mkdir -p "$work"
 knc_log "kernel: $KNC_KERNEL_VARIANT; mode $mode, $form form: $targeted targeted rounds, $secs guest s mixed; gaps bound: ${ratio}x the median, at least ${mingap}s, at most ${gap}s wall"
-cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$work/mod/"
-cp -r "$KNC_TOP/kunit" "$work/mod/"
-make -s -C "$KNC_KBUILD" M="$work/mod" modules >"$work/build.log" 2>&1 ||
-	{ tail -n 30 "$work/build.log" >&2; knc_die "knc-perf.ko build failed"; }
+knc_build_module "$work/mod"
 # workloads of 2n+4 user instructions (tools/e2e/workload.S): 10^4,
 # 2*10^6, 2*10^7, 10^8 (0.1 s of guest time at -icount shift=0) and the
 # spinner of the targeted phase, 2*10^9

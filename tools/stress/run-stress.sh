@@ -132,12 +132,9 @@ if [ $do_main = 1 ]; then
 	knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
 	mw=$work/$KNC_KERNEL_VARIANT
 	rm -rf "$mw"
-	mkdir -p "$mw/mod"
+	mkdir -p "$mw"
 	knc_log "kernel: $KNC_KERNEL_VARIANT ($KNC_KBUILD); scratch: $mw"
-	cp "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c "$KNC_TOP"/knc_*.h "$mw/mod/"
-	cp -r "$KNC_TOP/kunit" "$mw/mod/"
-	make -s -C "$KNC_KBUILD" M="$mw/mod" modules >"$mw/build.log" 2>&1 ||
-		{ tail -n 30 "$mw/build.log" >&2; knc_die "knc-perf.ko build failed"; }
+	knc_build_module "$mw/mod"
 	for w in workload:$loops workload-mid:$mid workload-long:$long; do
 		gcc -nostdlib -static -DKNC_LOOPS="${w#*:}" -o "$mw/${w%%:*}" \
 			"$KNC_TOOLS/e2e/workload.S" >>"$mw/build.log" 2>&1 ||
