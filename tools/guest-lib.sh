@@ -25,6 +25,12 @@
 #	knc_kmemleak_leaks	scan twice and print kmemleak's report
 #				(empty: no leak).  kmemleak ignores objects
 #				younger than 5 s, so it waits that long first.
+#	knc_kmemleak_verdict PREFIX
+#				knc_kmemleak_leaks as a verdict: kl_res is
+#				PASS or FAIL, kl_detail the object count; the
+#				report's first lines are printed after PREFIX
+#	knc_install_ko KO	install KO where modprobe finds it (depmod)
+#				and print its x86cpu alias
 
 knc_plan()
 {
@@ -52,6 +58,27 @@ knc_kmemleak_leaks()
 	echo scan >/sys/kernel/debug/kmemleak
 	echo scan >/sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak
+}
+
+knc_kmemleak_verdict()
+{
+	kl_leaks=$(knc_kmemleak_leaks)
+	kl_res=PASS
+	kl_detail=
+	[ -n "$kl_leaks" ] || return 0
+	printf '%s\n' "$kl_leaks" | head -n 40 | sed "s/^/$1/"
+	kl_res=FAIL
+	kl_detail="$(printf '%s\n' "$kl_leaks" | grep -c '^unreferenced object') objects"
+}
+
+# busybox modinfo needs modules.dep, even for a file
+knc_install_ko()
+{
+	ki_dir=/lib/modules/$(uname -r)/extra
+	mkdir -p "$ki_dir"
+	cp "$1" "$ki_dir/"
+	depmod 2>/dev/null || true
+	modinfo -F alias "$ki_dir/${1##*/}" 2>/dev/null || true
 }
 
 knc_dmesg_keep()
