@@ -73,24 +73,11 @@ int knc_test_init(struct kunit *test)
 }
 
 /*
- * The kernel's reservation API maps MSRs to bits by CPU model and knows
- * the KNC MSRs only on a family-11 Intel CPU, which the test VM claims.
- * A kernel without Intel support (the debug variant) has no such API to
- * test: the driver does not arbitrate there.
- */
-int knc_owner_init(struct kunit *test)
-{
-	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL ||
-	    boot_cpu_data.x86 != 11)
-		kunit_skip(test, "needs Intel support and a CPU that identifies as KNC");
-	return knc_test_init(test);
-}
-
-/*
  * Through knc_counters_get(), which reserves the counters where the kernel
- * arbitrates (Intel support): there the CPU must claim to be a KNC for
- * the reservation to map the MSRs.  Without Intel support nothing is
- * reserved, and the tests run as they are.
+ * arbitrates (Intel support): the reservation API maps MSRs to bits by
+ * CPU model and knows the KNC MSRs only on a family-11 CPU, which the
+ * test VM claims.  Without Intel support nothing is reserved, and the
+ * tests run as they are.
  */
 int knc_core_init(struct kunit *test)
 {
@@ -98,6 +85,17 @@ int knc_core_init(struct kunit *test)
 	    boot_cpu_data.x86 != 11)
 		kunit_skip(test, "needs a CPU that identifies as KNC");
 	return knc_test_init(test);
+}
+
+/*
+ * The reservation itself: a kernel without Intel support (the debug
+ * variant) has no arbitration to test.
+ */
+int knc_owner_init(struct kunit *test)
+{
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL)
+		kunit_skip(test, "needs Intel support: the counter reservation API");
+	return knc_core_init(test);
 }
 
 /* What knc_test_check_spec() checks cannot be checked before the actions. */
