@@ -310,33 +310,10 @@ vm_tally "" "$alog" "$arc"
 
 # 7. the QEMU KNC PMU model and the end-to-end runs on it
 #
-# suite NAME CMD...: run a test script that prints "KNC-<TAG>: name: PASS"
-# lines and ends with "N passed, N failed"; fold its result into ours.
+# Each suite below is a test script folded into ours (tools/lib.sh knc_suite).
 suite()
 {
-	local name=$1 log=$run/$1.log rc=0 last p f
-
-	shift
-	knc_log "$name: $*"
-	"$@" >"$log" 2>&1 || rc=$?
-	grep -aE '^KNC-[A-Z0-9]+: [^:]+: (PASS|FAIL|SKIP)' "$log" | sed 's/^/  /'
-	while read -r l; do
-		failures+=("$name: $l")
-	done < <(grep -aE '^KNC-[A-Z0-9]+: [^:]+: FAIL' "$log" | cut -c1-200)
-	while read -r l; do
-		skips+=("$name: $l")
-	done < <(grep -aE '^KNC-[A-Z0-9]+: [^:]+: SKIP' "$log" | sed 's/^KNC-[A-Z0-9]*: //' | cut -c1-200)
-	last=$(tail -n1 "$log")
-	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-		p=${BASH_REMATCH[1]}
-		f=${BASH_REMATCH[2]}
-		passed=$((passed + p))
-		failed=$((failed + f))
-		[ "$rc" = 0 ] || [ "$f" != 0 ] || fail "$name: exit $rc with no failure counted"
-	else
-		tail -n 20 "$log" | sed 's/^/  | /'
-		fail "$name: no result (exit $rc, see $log)"
-	fi
+	knc_suite "$run" "$@"
 }
 
 if [ "${KNC_SKIP_E2E:-0}" = 1 ]; then

@@ -190,7 +190,7 @@ while kill -0 "$vm" 2>/dev/null; do
 	for c in 0 1; do
 		n=$(grep -ac "^KNC-STALL-HB: cpu$c " "$log" 2>/dev/null || true)
 		if [ -z "${last[$c]:-}" ] || [ "${n:-0}" != "${beats[$c]:-0}" ]; then
-			[ -z "${last[$c]:-}" ] || echo "$((now - start)) $(grep -a "^KNC-STALL-HB: cpu$c " "$log" | tail -n 1)" >>"$work/beats.log"
+			[ -z "${last[$c]:-}" ] || echo "$((now - start)) $(knc_last_line "^KNC-STALL-HB: cpu$c " "$log")" >>"$work/beats.log"
 			beats[$c]=${n:-0}
 			last[$c]=$now
 			continue
@@ -198,7 +198,7 @@ while kill -0 "$vm" 2>/dev/null; do
 		g=$((now - last[$c]))
 		if [ "$g" -gt "${maxgap[$c]:-0}" ]; then
 			maxgap[$c]=$g
-			maxat[$c]="after beat ${beats[$c]} ($(grep -a '^KNC-STALL-HB: cpu'"$c"' ' "$log" | tail -n 1 | cut -d' ' -f3)s guest), at $(grep -a '^KNC-STALL-STEP: ' "$log" | tail -n 1 | cut -d' ' -f2-)"
+			maxat[$c]="after beat ${beats[$c]} ($(knc_last_line "^KNC-STALL-HB: cpu$c " "$log" | cut -d' ' -f3)s guest), at $(knc_last_line '^KNC-STALL-STEP: ' "$log" | cut -d' ' -f2-)"
 		fi
 		[ "$g" -ge "$probe" ] && late=$((late + 1))
 	done
@@ -221,7 +221,7 @@ while kill -0 "$vm" 2>/dev/null; do
 			echo "=== probe stall $stalls look $i, $(date -u +%T), $(knc_elapsed "$start") into the run" >>"$probef"
 			p=$(probe_once)
 			probes=$((probes + 1))
-			[ "$i" != 1 ] || knc_log "heartbeat overdue (stall $stalls) during: $(grep -a '^KNC-STALL-STEP: ' "$log" | tail -n 1)"
+			[ "$i" != 1 ] || knc_log "heartbeat overdue (stall $stalls) during: $(knc_last_line '^KNC-STALL-STEP: ' "$log")"
 			knc_log "heartbeat overdue (stall $stalls, look $i): $p"
 			echo "KNC-STALL-INFO: stall $stalls look $i at $(knc_elapsed "$start"): $p" >>"$work/probes.log"
 			sleep 2
@@ -244,7 +244,7 @@ for c in 0 1; do
 	fi
 done
 
-guest_end=$(grep -a '^KNC-STALL-HB: ' "$log" | tail -n 1 | cut -d' ' -f3)
+guest_end=$(knc_last_line '^KNC-STALL-HB: ' "$log" | cut -d' ' -f3)
 # the gaps between two beats of one vCPU: median and the relative bound
 median=$(awk '{ c = $3; if (c in p) print $1 - p[c]; p[c] = $1 }' "$work/beats.log" |
 	sort -n | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : 0 }')
@@ -266,6 +266,6 @@ rel=$((ratio * median))
 	done
 	echo "KNC-DONE"
 } >"$host"
-grep -a '^KNC-STALL-INFO: \|^KNC-STALL-SNAP: ' "$log" | sed 's/^/[guest] /' | tail -n 40
+{ grep -a '^KNC-STALL-INFO: \|^KNC-STALL-SNAP: ' "$log" || true; } | sed 's/^/[guest] /' | tail -n 40
 grep -a '^KNC-STALL-INFO: ' "$host"
 knc_tally STALL "$log" "$rc" "$host" 0
