@@ -326,6 +326,8 @@ elif ! KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/build-test-kernel.sh"; then
 else
 	suite model "$KNC_TOOLS/qemu/run-model-tests.sh"
 	suite e2e env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/e2e/run-e2e.sh"
+	# Debian's PAPI and libpfm4, unmodified, on the knc PMU (issue 11)
+	suite papi env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/papi/run-papi.sh"
 	# issue 12: the guest keeps making progress under a mixed perf load
 	# (heartbeats against the wall clock; the long form is make stress's)
 	suite stall env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/stall/run-stall.sh" --short
