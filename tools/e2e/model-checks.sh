@@ -180,7 +180,9 @@ model_checks()
 
 	# BRANCHES overflow PMIs: zero skid, every sample on the jnz's target
 	# (9999: the last, not-taken jnz is not a multiple)
-	if perf record -q -c 9999 -e knc/event=0x12/u -o /tmp/mc-br.data /workload >/tmp/mc-br.log 2>&1; then
+	# (pinned: one event per CPU, each with its own period; see
+	# record-sample-count in init)
+	if taskset -c 0 perf record -q -c 9999 -e knc/event=0x12/u -o /tmp/mc-br.data /workload >/tmp/mc-br.log 2>&1; then
 		mc_s=$(perf report -D -i /tmp/mc-br.data 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE')
 		mc_ips=$(perf script -F ip -i /tmp/mc-br.data 2>/dev/null | sort | uniq -c)
 		mc_n=$(echo "$mc_ips" | grep -c .)
