@@ -41,14 +41,17 @@ MODULE_PARM_DESC(max_samples_per_tick,
 #define KNC_PMI_MAX_ROUNDS	8
 
 /*
- * The core's throttle: more than knc_max_samples_per_tick interrupts in
- * one tick (jiffy) stop the event until the next one.  hrtimer code may not
- * run in NMI, so an irq_work arms the per-CPU unthrottle timer.
+ * The core's throttle: more than knc_max_samples_per_tick interrupts
+ * between two ticks of this CPU stop the event until the next one.  A
+ * CPU stuck in back-to-back PMIs (a period shorter than the PMI itself)
+ * takes no tick, so it is throttled however long each PMI takes.  hrtimer
+ * code may not run in NMI, so an irq_work arms the per-CPU unthrottle
+ * timer.
  */
 static bool knc_pmi_throttle(struct knc_cpu_hw *cpuc, struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
-	u64 tick = jiffies;
+	u64 tick = knc_hw_tick_seq();
 
 	if (hwc->interrupts_seq != tick) {
 		hwc->interrupts_seq = tick;

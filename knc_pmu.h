@@ -17,6 +17,7 @@
 #include <linux/sched/clock.h>
 #include <linux/types.h>
 #include <asm/apic.h>
+#include <asm/hardirq.h>
 #include <asm/perf_event.h>
 #include <asm/processor.h>
 #include <asm/tlbflush.h>
@@ -152,6 +153,7 @@ int knc_hw_write_safe(u32 msr, u64 val);
 u32 knc_hw_lvtpc_read(void);
 void knc_hw_lvtpc_write(u32 val);
 u64 knc_hw_clock(void);
+unsigned int knc_hw_tick_seq(void);
 void knc_hw_set_pce(bool on);
 unsigned int knc_hw_pmc_width(void);
 #else
@@ -190,6 +192,17 @@ static __always_inline void knc_hw_lvtpc_write(u32 val)
 static __always_inline u64 knc_hw_clock(void)
 {
 	return local_clock();
+}
+
+/*
+ * This CPU's local timer interrupts.  The perf core counts an event's
+ * PMIs between two ticks of the CPU that takes them (perf_throttled_seq);
+ * jiffies will not do, since another CPU advances it while this one takes
+ * back-to-back PMIs and never reaches its own tick.
+ */
+static __always_inline unsigned int knc_hw_tick_seq(void)
+{
+	return this_cpu_read(irq_stat.apic_timer_irqs);
 }
 
 /* CR4.PCE: whether RDPMC works outside ring 0 on this CPU. */

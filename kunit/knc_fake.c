@@ -428,6 +428,12 @@ u64 knc_hw_clock(void)
 	return this_cpu_ptr(&knc_fake_threads)->clock_ns;
 }
 
+/* The thread's local timer ticks: only a test advances them. */
+unsigned int knc_hw_tick_seq(void)
+{
+	return this_cpu_ptr(&knc_fake_threads)->ticks;
+}
+
 /* CR4.PCE of the simulated thread: RDPMC allowed outside ring 0. */
 void knc_hw_set_pce(bool on)
 {

@@ -53,6 +53,7 @@ struct knc_fake_thread {
 	unsigned int swallowed_nmis;
 	int	last_nmi_ret;		/* the driver's last return value */
 	u64	clock_ns;		/* knc_hw_clock() */
+	unsigned int ticks;		/* knc_hw_tick_seq(): the test ticks */
 	/* bits OVF_CTRL cannot clear, for the stuck-status test */
 	u64	stuck_status;
 	/*
