@@ -783,7 +783,7 @@ static void knc_throttle_counts_this_cpus_ticks(struct kunit *test)
 	knc_test_inject(EV_INST, 10);
 	start = jiffies;
 	while (!time_after(jiffies, start + 1))
-		msleep(1);
+		usleep_range(1000, 2000);
 	/*
 	 * Interrupts off, so the unthrottle timer cannot run before the
 	 * state is taken (and checked after: a failed check allocates).
