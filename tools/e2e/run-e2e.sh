@@ -36,9 +36,7 @@ KNC_LOG_TAG=e2e # used by lib.sh
 # shellcheck source=tools/qemu/qemu-env.sh
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
-[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
-	knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
-knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+knc_model_vm_ready
 
 loops=${KNC_E2E_LOOPS:-1000000}
 period=${KNC_E2E_PERIOD:-10000}

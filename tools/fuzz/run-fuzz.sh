@@ -47,9 +47,7 @@ KNC_LOG_TAG=fuzz # used by lib.sh
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
 start=$(date +%s)
-[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
-	knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
-knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+knc_model_vm_ready
 
 if [ "$short" = 1 ]; then
 	mode=short

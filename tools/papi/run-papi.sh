@@ -35,9 +35,7 @@ KNC_LOG_TAG=papi # used by lib.sh
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
 start=$(date +%s)
-[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
-	knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
-knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+knc_model_vm_ready
 for f in /usr/bin/papi_component_avail /usr/bin/papi_avail /usr/bin/papi_native_avail \
 	 /usr/include/papi.h /usr/include/perfmon/pfmlib_perf_event.h; do
 	[ -f "$f" ] || knc_die "$f missing: apt-get install papi-tools libpapi-dev libpfm4-dev (tools/install-deps.sh)"

@@ -25,6 +25,15 @@ knc_qemu_ready()
 	[ -x "$KNC_QEMU_BIN" ] && [ -f "$KNC_CACHE/qemu/.knc-stamp" ]
 }
 
+# Die with the step to run unless the kernel variant and the model's QEMU
+# are built: the runners on the model build neither.
+knc_model_vm_ready()
+{
+	[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
+		knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
+	knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+}
+
 # Boot like tools/vm.sh (same options), on the KNC model.
 knc_qemu_vm()
 {

@@ -134,9 +134,7 @@ run_vm()
 
 logs=()
 if [ $do_main = 1 ]; then
-	[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
-		knc_die "kernel ($KNC_KERNEL_VARIANT) not built in $KNC_KBUILD: run tools/build-test-kernel.sh"
-	knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+	knc_model_vm_ready
 	mw=$work/$KNC_KERNEL_VARIANT
 	rm -rf "$mw"
 	mkdir -p "$mw"
