@@ -65,7 +65,7 @@ stress:
 	tools/fuzz/run-fuzz.sh || rc=1; \
 	KNC_KERNEL_VARIANT=standalone tools/stall/run-stall.sh || rc=1; \
 	KNC_KERNEL_VARIANT=debug KNC_E2E_MODEL=0 KNC_E2E_SHIFT1=0 \
-		KNC_E2E_MUX_BOUND=10 KNC_VM_TIMEOUT=3600 \
+		KNC_VM_TIMEOUT=3600 \
 		tools/e2e/run-e2e.sh || rc=1; \
 	exit $$rc
 

@@ -39,6 +39,11 @@ if [ -z "${KNC_KERNEL_VARIANT:-}" ] && [ -n "${KNC_KERNEL_VARIANTS:-}" ]; then
 fi
 KNC_KERNEL_VARIANT=${KNC_KERNEL_VARIANT:-test}
 KNC_KBUILD=$(knc_kbuild_dir "$KNC_KERNEL_VARIANT")
+# KNC_MUX_BOUND: percent a multiplexed count may stray from the exact one
+# (perf scales it by time enabled over time running).  On the debug kernel
+# each rotation costs more guest time: measured 5.2-5.5% there, under 3%
+# elsewhere.
+KNC_MUX_BOUND=5
 case "$KNC_KERNEL_VARIANT" in
 test)
 	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config")
@@ -51,6 +56,7 @@ debug)
 	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
 		       "$KNC_TOOLS/standalone-kernel.config"
 		       "$KNC_TOOLS/debug-kernel.config")
+	KNC_MUX_BOUND=10
 	;;
 *)
 	echo "KNC_KERNEL_VARIANT must be test, standalone or debug" >&2
@@ -155,7 +161,6 @@ knc_kernel_ready()
 		[ -f "$KNC_KBUILD/Module.symvers" ]
 }
 
-# The one Debian 6.1 / 6.12 amd64 header tree under /usr/src (newest wins).
 # knc_build_module DIR [KDIR]: knc-perf.ko (and knc-perf-kunit.ko where
 # the kernel has KUnit) from a scratch copy of the sources in DIR, never
 # in the work tree, against KDIR (default $KNC_KBUILD); log in DIR.log.
@@ -172,6 +177,7 @@ knc_build_module()
 		{ tail -n 30 "$dir.log" >&2; knc_die "knc-perf.ko build against $kdir failed (log: $dir.log)"; }
 }
 
+# The one Debian 6.1 / 6.12 amd64 header tree under /usr/src (newest wins).
 knc_debian_headers()
 {
 	local d

@@ -26,7 +26,8 @@
 #      KNC_E2E_MODEL=0 (leave out the model's own checks, model-checks.sh),
 #      KNC_E2E_CORE=1 (the core checks only: no model, ring-3 or features
 #      checks; the debug kernel's run in make test),
-#      KNC_E2E_MUX_BOUND (percent, default 5: stat-multiplex-accuracy).
+#      KNC_E2E_MUX_BOUND (percent, stat-multiplex-accuracy; default the
+#      variant's, tools/lib.sh KNC_MUX_BOUND).
 set -euo pipefail
 
 KNC_KERNEL_VARIANTS="standalone test"	# tools/lib.sh picks the first built
@@ -93,7 +94,7 @@ knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-600}" "$work/initramfs.cpio" \
 	loglevel=7 knc.expect="$expect" knc.branches=$((loops + 1)) \
 	knc.period="$period" knc.long="$long_loops" \
 	knc.model="${KNC_E2E_MODEL:-1}" knc.core="${KNC_E2E_CORE:-0}" \
-	knc.mux_bound="${KNC_E2E_MUX_BOUND:-5}" || rc=$?
+	knc.mux_bound="${KNC_E2E_MUX_BOUND:-$KNC_MUX_BOUND}" || rc=$?
 
 # again at -icount shift=1, one vCPU: cycles = 2 x instructions, only
 # model-checks.sh's checks that tell the two apart (a model matter, left

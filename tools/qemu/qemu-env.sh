@@ -29,8 +29,8 @@ knc_qemu_ready()
 # are built: the runners on the model build neither.
 knc_model_vm_ready()
 {
-	[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
-		knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
+	knc_kernel_ready ||
+		knc_die "kernel ($KNC_KERNEL_VARIANT) not built or out of date: run KNC_KERNEL_VARIANT=$KNC_KERNEL_VARIANT tools/build-test-kernel.sh"
 	knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
 }
 

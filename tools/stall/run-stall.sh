@@ -84,8 +84,8 @@ else
 	tmo=${tmo:-7200}
 fi
 
-[ -f "$KNC_KBUILD/arch/x86/boot/bzImage" ] && [ -f "$KNC_KBUILD/Module.symvers" ] ||
-	knc_die "kernel ($KNC_KERNEL_VARIANT) not built: run tools/build-test-kernel.sh"
+knc_kernel_ready ||
+	knc_die "kernel ($KNC_KERNEL_VARIANT) not built or out of date: run KNC_KERNEL_VARIANT=$KNC_KERNEL_VARIANT tools/build-test-kernel.sh"
 # a build given in KNC_QEMU_BIN needs no stamp of the installed one
 if [ -n "$qemu_given" ]; then
 	[ -x "$qemu_given" ] || knc_die "KNC_QEMU_BIN=$qemu_given is not executable"

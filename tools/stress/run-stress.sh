@@ -38,7 +38,8 @@
 # Env: KNC_KERNEL_VARIANT (debug by default; standalone works, without
 # kmemleak), KNC_STRESS_HP, KNC_STRESS_LD, KNC_STRESS_STORM,
 # KNC_STRESS_CONC, KNC_STRESS_ROUNDS, KNC_STRESS_WORKERS, KNC_STRESS_SEED,
-# KNC_STRESS_BOUND (multiplexing bound, percent), KNC_STRESS_CHURN_PMU
+# KNC_STRESS_BOUND (multiplexing bound, percent; default tools/lib.sh
+# KNC_MUX_BOUND), KNC_STRESS_CHURN_PMU
 # (cpu or knc: churn on that PMU alone, a control run), KNC_VM_TIMEOUT.
 # Scratch builds and console logs: $KNC_CACHE/stress (never the e2e or
 # stock dirs, which other runs use).  Builds neither kernels nor QEMU.
@@ -77,14 +78,7 @@ fi
 conc=${KNC_STRESS_CONC:-20}
 workers=${KNC_STRESS_WORKERS:-4}
 seed=${KNC_STRESS_SEED:-$((RANDOM * 32768 + RANDOM))}
-# multiplexed counts scale by time, and on the debug kernel each rotation
-# costs more guest time: 10% there (measured 5.2%), as make test's
-# e2e-debug run, 5% elsewhere
-if [ "$KNC_KERNEL_VARIANT" = debug ]; then
-	bound=${KNC_STRESS_BOUND:-10}
-else
-	bound=${KNC_STRESS_BOUND:-5}
-fi
+bound=${KNC_STRESS_BOUND:-$KNC_MUX_BOUND}
 loops=1000000
 mid=25000000
 long=50000000
