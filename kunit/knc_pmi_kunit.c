@@ -717,40 +717,57 @@ static unsigned int knc_unthrottled(void)
 	return old;
 }
 
+/* What a burst of PMIs left: taken before anything else may run. */
+struct knc_burst {
+	unsigned int samples;
+	u64 interrupts;
+	int state;
+	u64 global_ctrl;
+};
+
+/*
+ * @pmis overflows of a period-@period event with interrupts off, and the
+ * state they left, so the unthrottle timer (a tick after a throttle) can
+ * neither split the burst nor run before the state is taken; the caller
+ * checks it afterwards (a failed check allocates).
+ */
+static struct knc_burst knc_test_burst(struct perf_event *e, u64 period, int pmis)
+{
+	struct knc_burst b;
+	unsigned long flags;
+	int i;
+
+	local_irq_save(flags);
+	for (i = 0; i < pmis; i++)
+		knc_test_inject(EV_INST, period);
+	b.samples = knc_samples[0].n;
+	b.interrupts = e->hw.interrupts;
+	b.state = e->hw.state;
+	b.global_ctrl = knc_test_fake()->global_ctrl;
+	local_irq_restore(flags);
+	return b;
+}
+
 /*
  * More than max_samples_per_tick PMIs in one tick stop the event, marked
  * as the core marks it; the next tick restarts it.
  */
 static void knc_throttle_engages_and_lifts(struct kunit *test)
 {
-	unsigned int old = knc_max_samples_per_tick, samples;
+	unsigned int old = knc_max_samples_per_tick;
 	struct perf_event *e;
-	unsigned long flags;
-	u64 interrupts, ctrl;
-	int i, state;
+	struct knc_burst b;
 
 	knc_max_samples_per_tick = 3;
 	e = knc_sampling_event(test, EV_INST, 10, 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
-	/*
-	 * Interrupts off until the state is taken: on a slow kernel the
-	 * unthrottle timer, a tick after the 4th PMI, fired before the 5th
-	 * (a failed check allocates, so the checks come after).
-	 */
-	local_irq_save(flags);
-	for (i = 0; i < 6; i++)
-		knc_test_inject(EV_INST, 10);
-	samples = knc_samples[0].n;
-	state = e->hw.state;
-	interrupts = e->hw.interrupts;
-	ctrl = knc_test_fake()->global_ctrl;
-	local_irq_restore(flags);
+	b = knc_test_burst(e, 10, 6);
 
 	/* the 4th PMI is delivered and throttles; the rest are not counted */
-	KUNIT_EXPECT_EQ(test, samples, 4);
-	KUNIT_EXPECT_TRUE(test, state & PERF_HES_STOPPED);
-	KUNIT_EXPECT_EQ(test, interrupts, CORE_MAX_INTERRUPTS);
-	KUNIT_EXPECT_EQ(test, ctrl, 0);
+	KUNIT_EXPECT_EQ(test, b.samples, 4);
+	KUNIT_EXPECT_TRUE(test, b.state & PERF_HES_STOPPED);
+	KUNIT_EXPECT_EQ(test, b.interrupts, CORE_MAX_INTERRUPTS);
+	KUNIT_EXPECT_EQ(test, b.global_ctrl, 0);
 
 	msleep(3 * jiffies_to_msecs(1) + 10);
 	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
@@ -774,43 +791,29 @@ static void knc_throttle_counts_this_cpus_ticks(struct kunit *test)
 {
 	unsigned int old = knc_max_samples_per_tick;
 	struct knc_fake_thread *t = knc_test_fake();
-	unsigned long start, flags;
-	unsigned int samples;
 	struct perf_event *e;
-	u64 interrupts;
-	int i, state;
+	struct knc_burst b;
+	unsigned long start;
 
 	knc_max_samples_per_tick = 3;
 	e = knc_sampling_event(test, EV_INST, 10, 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
-	for (i = 0; i < 3; i++)
-		knc_test_inject(EV_INST, 10);
+	knc_test_burst(e, 10, 3);
 	t->ticks++;
-	for (i = 0; i < 3; i++)
-		knc_test_inject(EV_INST, 10);
-	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 6);
-	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
+	b = knc_test_burst(e, 10, 3);
+	KUNIT_EXPECT_EQ(test, b.samples, 6);
+	KUNIT_EXPECT_EQ(test, b.state, 0);
 
+	/* jiffies move on, this thread's tick does not */
 	t->ticks++;
-	knc_test_inject(EV_INST, 10);
-	knc_test_inject(EV_INST, 10);
+	knc_test_burst(e, 10, 2);
 	start = jiffies;
 	while (!time_after(jiffies, start + 1))
 		usleep_range(1000, 2000);
-	/*
-	 * Interrupts off, so the unthrottle timer cannot run before the
-	 * state is taken (and checked after: a failed check allocates).
-	 */
-	local_irq_save(flags);
-	knc_test_inject(EV_INST, 10);
-	knc_test_inject(EV_INST, 10);
-	samples = knc_samples[0].n;
-	interrupts = e->hw.interrupts;
-	state = e->hw.state;
-	local_irq_restore(flags);
-	KUNIT_EXPECT_EQ(test, samples, 10);
-	KUNIT_EXPECT_EQ(test, interrupts, CORE_MAX_INTERRUPTS);
-	KUNIT_EXPECT_TRUE(test, state & PERF_HES_STOPPED);
+	b = knc_test_burst(e, 10, 2);
+	KUNIT_EXPECT_EQ(test, b.samples, 10);
+	KUNIT_EXPECT_EQ(test, b.interrupts, CORE_MAX_INTERRUPTS);
+	KUNIT_EXPECT_TRUE(test, b.state & PERF_HES_STOPPED);
 	knc_test_sched_out(e);
 	knc_max_samples_per_tick = old;
 }
@@ -1159,20 +1162,19 @@ static void knc_core_period_ioctl_while_throttled(struct kunit *test)
 	bool tainted = test_taint(TAINT_WARN);
 	struct perf_event *e = NULL;
 	unsigned long start;
-	int i, tries;
+	int tries;
 
 	knc_max_samples_per_tick = 3;
 	/*
-	 * The ioctl must find the event still throttled: retry when a tick
-	 * passed during the burst, since the unthrottle timer may have
-	 * fired (a slow or loaded host).
+	 * The ioctl sleeps, so it cannot come with interrupts off: the event
+	 * must still be throttled when it does.  Retry when a tick passed
+	 * after the burst, as the unthrottle timer may have fired.
 	 */
 	for (tries = 0; tries < 5; tries++) {
 		memset(knc_samples, 0, sizeof(knc_samples));
 		e = knc_core_sampling(test, 10, false);
 		start = jiffies;
-		for (i = 0; i < 6; i++)
-			knc_test_inject(EV_INST, 10);
+		knc_test_burst(e, 10, 6);
 		if (!time_after(jiffies, start) &&
 		    e->hw.interrupts == CORE_MAX_INTERRUPTS)
 			break;
