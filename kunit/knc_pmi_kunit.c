@@ -1217,6 +1217,8 @@ static void knc_core_period_ioctl_while_throttled(struct kunit *test)
  */
 static struct perf_event *knc_offline_event;
 static bool knc_offline_throttled;
+/* how long the test keeps the unthrottle of a dying CPU pending */
+#define KNC_OFFLINE_HOLD_MS	1000
 
 static int knc_throttle_at_offline(unsigned int cpu)
 {
@@ -1230,8 +1232,17 @@ static int knc_throttle_at_offline(unsigned int cpu)
 	local_irq_save(flags);
 	for (i = 0; i < 6; i++)
 		knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, 10);
-	knc_offline_throttled = e->hw.interrupts == CORE_MAX_INTERRUPTS;
 	local_irq_restore(flags);
+	/*
+	 * The throttle's irq_work armed the unthrottle a tick away, and a
+	 * debug kernel can take longer than that to get from here to knc's
+	 * own offline callback (the unthrottle then ran before the CPU went,
+	 * and the test proved nothing).  Push it out past the teardown, so
+	 * it is still pending when knc_cpu_offline() runs.
+	 */
+	hrtimer_start(&knc_cpu_hw(cpu)->unthrottle_timer,
+		      ms_to_ktime(KNC_OFFLINE_HOLD_MS), HRTIMER_MODE_REL_PINNED_HARD);
+	knc_offline_throttled = e->hw.interrupts == CORE_MAX_INTERRUPTS;
 	return 0;
 }
 
@@ -1281,8 +1292,8 @@ static void knc_core_offline_with_unthrottle_pending(struct kunit *test)
 	/* the unthrottle never ran: it was cancelled, not run or moved */
 	KUNIT_EXPECT_EQ(test, e->hw.interrupts, CORE_MAX_INTERRUPTS);
 	KUNIT_EXPECT_FALSE(test, hrtimer_active(&cpuc->unthrottle_timer));
-	/* a migrated timer would fire on this CPU now */
-	msleep(3 * jiffies_to_msecs(1) + 10);
+	/* a migrated timer would have fired on this CPU by now */
+	msleep(KNC_OFFLINE_HOLD_MS + 3 * jiffies_to_msecs(1) + 10);
 	KUNIT_EXPECT_EQ(test, t0->naccess, 0);
 	KUNIT_EXPECT_EQ(test, knc_cpu_hw(KNC_TEST_CPU)->ctrl_shadow, 0);
 	KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
