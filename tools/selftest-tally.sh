@@ -110,6 +110,7 @@ hung-task|[  150.000000] INFO: task perf:123 blocked for more than 120 seconds.
 soft-lockup|[   30.000000] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [perf:1]
 lockdep-key|[    3.000000] INFO: trying to register non-static key.
 unchecked-msr|[    3.000000] unchecked MSR access error: WRMSR to 0x28 (tried to write 0x1)
+csd-lock|[   15.000000] smp: csd: Detected non-responsive CSD lock (#1) on CPU#1, waiting 5000000032 ns for CPU#00 knc_take_local+0x0/0x40 [knc_perf](0x0).
 LINES
 
 # the documented exceptions (tools/kernel-log-ok.ere) are not reports
