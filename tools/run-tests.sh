@@ -15,9 +15,9 @@
 #	7. build QEMU with the KNC PMU model (tools/qemu, cached) and the
 #	   standalone kernel (no Intel CPU support, cached); run the model's
 #	   own tests, then knc-perf.ko with Debian's perf end to end on it
-#	   (tools/e2e), and scan that console too; then the same on Debian's
-#	   stock kernel beside upstream's cpu PMU, the side-by-side report,
-#	   and Debian's stock 6.1 kernel
+#	   (tools/e2e), and scan that console too; make demo, checked; then
+#	   the same on Debian's stock kernel beside upstream's cpu PMU, the
+#	   side-by-side report, and Debian's stock 6.1 kernel
 #	8. build the debug kernel (standalone plus KASAN, UBSAN, lockdep,
 #	   kmemleak, debug objects; cached) and run KUnit and the end-to-end
 #	   checks on it again
@@ -326,6 +326,10 @@ elif ! KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/build-test-kernel.sh"; then
 else
 	suite model "$KNC_TOOLS/qemu/run-model-tests.sh"
 	suite e2e env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/e2e/run-e2e.sh"
+	# make demo as a user sees it: exact counts, the hotspots' shares,
+	# perf annotate on the loop, and no line a user would take for an
+	# error (issue 11)
+	suite demo "$KNC_TOOLS/demo.sh"
 	# Debian's PAPI and libpfm4, unmodified, on the knc PMU (issue 11)
 	suite papi env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/papi/run-papi.sh"
 	# issue 12: the guest keeps making progress under a mixed perf load
