@@ -34,31 +34,57 @@ MODULE_PARM_DESC(max_samples_per_tick,
 		 "PMIs one event may take per tick before it is throttled until the next tick");
 
 /*
+ * The share of a tick the PMIs may take on one CPU.  The count limit
+ * assumes that max_samples_per_tick PMIs fit in a tick; where one PMI
+ * costs more than a tick over that count (a debug kernel, a slow core,
+ * sampling in kernel mode at period 1, where the interrupted code gets
+ * one instruction between two PMIs) the count is never reached, the CPU
+ * does nothing but PMIs, and whatever it interrupted -- the timekeeping
+ * update, a lock -- stalls the others.  The core guards against that with
+ * perf_cpu_time_max_percent, through perf_sample_event_took(), which
+ * modules cannot call.
+ */
+unsigned int knc_max_pmi_time_percent = 50;
+module_param_named(max_pmi_time_percent, knc_max_pmi_time_percent, uint, 0644);
+MODULE_PARM_DESC(max_pmi_time_percent,
+		 "Percent of a tick the PMIs may take on a CPU before the event taking one is throttled until the next tick (0: no limit)");
+
+/*
  * The counters are stopped while the handler runs, so one pass normally
  * leaves the status clear.  A bit that will not clear would otherwise
  * keep the handler spinning in NMI context.
  */
 #define KNC_PMI_MAX_ROUNDS	8
 
+/* Whether this CPU's PMIs since its last tick took more than their share. */
+static bool knc_pmi_over_time(struct knc_cpu_hw *cpuc, unsigned int tick)
+{
+	u64 share = div_u64((u64)TICK_NSEC * READ_ONCE(knc_max_pmi_time_percent), 100);
+
+	return share && cpuc->pmi_tick == tick && cpuc->pmi_ns > share;
+}
+
 /*
  * The core's throttle: more than knc_max_samples_per_tick interrupts
- * between two ticks of this CPU stop the event until the next one.  A
- * CPU stuck in back-to-back PMIs (a period shorter than the PMI itself)
- * takes no tick, so it is throttled however long each PMI takes.  hrtimer
- * code may not run in NMI, so an irq_work arms the per-CPU unthrottle
- * timer.
+ * between two ticks of this CPU, or PMIs taking more than
+ * knc_max_pmi_time_percent of the time since the last one, stop the event
+ * until the next tick.  A CPU stuck in back-to-back PMIs (a period shorter
+ * than the PMI itself) takes no tick, so it is throttled however long
+ * each PMI takes.  hrtimer code may not run in NMI, so an irq_work arms
+ * the per-CPU unthrottle timer.
  */
 static bool knc_pmi_throttle(struct knc_cpu_hw *cpuc, struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
-	u64 tick = knc_hw_tick_seq();
+	unsigned int tick = knc_hw_tick_seq();
 
 	if (hwc->interrupts_seq != tick) {
 		hwc->interrupts_seq = tick;
 		hwc->interrupts = 1;
 		return false;
 	}
-	if (++hwc->interrupts <= knc_max_samples_per_tick)
+	if (++hwc->interrupts <= knc_max_samples_per_tick &&
+	    !knc_pmi_over_time(cpuc, tick))
 		return false;
 
 	hwc->interrupts = KNC_THROTTLED;
@@ -156,12 +182,25 @@ static void knc_pmi_overflow(struct knc_cpu_hw *cpuc, struct perf_event *event,
 		knc_pmu_stop(event, 0);
 }
 
+/* Add what this PMI took to its CPU's time since the last tick. */
+static void knc_pmi_account(struct knc_cpu_hw *cpuc, u64 start)
+{
+	unsigned int tick = knc_hw_tick_seq();
+
+	if (cpuc->pmi_tick != tick) {
+		cpuc->pmi_tick = tick;
+		cpuc->pmi_ns = 0;
+	}
+	cpuc->pmi_ns += knc_hw_clock() - start;
+}
+
 int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	unsigned long running, status, idx;
 	bool was_enabled = cpuc->enabled;
 	int rounds = 0;
+	u64 start;
 
 	/*
 	 * With no knc event here the PMU may not even be ours: touch
@@ -172,6 +211,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		cpuc->lvt_rearm = true;
 		return NMI_DONE;
 	}
+	start = knc_hw_clock();
 
 	/*
 	 * 1. Stop, so no overflow can arrive while the status is handled:
@@ -236,6 +276,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 	if (was_enabled)
 		knc_pmu_enable(&knc_pmu);
 
+	knc_pmi_account(cpuc, start);
 	inc_irq_stat(apic_perf_irqs);
 	return NMI_HANDLED;
 }

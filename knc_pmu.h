@@ -130,6 +130,8 @@ struct knc_cpu_hw {
 	u32			saved_lvtpc;	/* LVTPC before we set it */
 	struct irq_work		unthrottle_work;
 	struct hrtimer		unthrottle_timer;
+	unsigned int		pmi_tick;	/* knc_hw_tick_seq() of pmi_ns */
+	u64			pmi_ns;		/* PMI time since that tick */
 
 	u32			spflt_enables;	/* counters of spflt events */
 	u32			pref_holders;	/* task events with a saved pref */
@@ -253,6 +255,7 @@ struct knc_cpu_hw *knc_cpu_hw(unsigned int cpu);
 
 /* knc_pmi.c */
 extern unsigned int knc_max_samples_per_tick;
+extern unsigned int knc_max_pmi_time_percent;
 int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs);
 void knc_pmi_cpu_init(struct knc_cpu_hw *cpuc);
 void knc_pmi_cpu_stop(struct knc_cpu_hw *cpuc);

@@ -26,6 +26,7 @@ struct knc_samples {
 	u64 period_sum;
 	unsigned long last_ip;
 	bool regs_ok;
+	u64 cost_ns;		/* the time each sample takes, on the fake clock */
 };
 
 static struct knc_samples knc_samples[SPEC_NUM_COUNTERS + 1];
@@ -40,6 +41,7 @@ static void knc_test_overflow(struct perf_event *event,
 	s->period_sum += data->period;
 	s->last_ip = instruction_pointer(regs);
 	s->regs_ok = regs == &knc_test_fake()->regs;
+	knc_test_fake()->clock_ns += s->cost_ns;
 }
 
 static int knc_pmi_test_init(struct kunit *test)
@@ -781,6 +783,57 @@ static void knc_throttle_engages_and_lifts(struct kunit *test)
 }
 
 /*
+ * PMIs that cost more than a tick holds at max_samples_per_tick never
+ * reach the count limit within a tick, and the CPU would do nothing but
+ * PMIs: make stress's PMI storm livelocked that way.  Past
+ * max_pmi_time_percent of a tick the PMI that finds the share used up
+ * still delivers its sample and stops the event, as the count limit's
+ * does; the next tick lifts it and starts a new share.
+ */
+static void knc_throttle_on_pmi_time(struct kunit *test)
+{
+	unsigned int old = knc_max_pmi_time_percent;
+	u64 cost = 100 * NSEC_PER_USEC, share;
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned int want;
+	struct perf_event *e;
+	struct knc_burst b;
+
+	knc_max_pmi_time_percent = 50;
+	share = div_u64((u64)TICK_NSEC * knc_max_pmi_time_percent, 100);
+	/* the PMIs until their time exceeds the share, and the one that finds it */
+	want = div64_u64(share, cost) + 2;
+	KUNIT_ASSERT_LT(test, want, knc_max_samples_per_tick);
+	knc_samples[0].cost_ns = cost;
+	t->ticks++;
+	e = knc_sampling_event(test, EV_INST, 10, 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	b = knc_test_burst(e, 10, 2 * want);
+
+	KUNIT_EXPECT_EQ(test, b.samples, want);
+	KUNIT_EXPECT_TRUE(test, b.state & PERF_HES_STOPPED);
+	KUNIT_EXPECT_EQ(test, b.interrupts, CORE_MAX_INTERRUPTS);
+	KUNIT_EXPECT_EQ(test, b.global_ctrl, 0);
+
+	/* lifted like the count limit; this CPU's next tick starts a new share */
+	msleep(3 * jiffies_to_msecs(1) + 10);
+	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
+	t->ticks++;
+	b = knc_test_burst(e, 10, want - 1);
+	KUNIT_EXPECT_EQ(test, b.samples, 2 * want - 1);
+	KUNIT_EXPECT_EQ(test, b.state, 0);
+
+	/* 0 turns the share off: only the count limit is left */
+	knc_max_pmi_time_percent = 0;
+	b = knc_test_burst(e, 10, want);
+	KUNIT_EXPECT_EQ(test, b.state, 0);
+	knc_test_sched_out(e);
+	kunit_info(test, "throttled at sample %u of %llu us (a share of %llu us a tick)\n",
+		   want, div_u64(cost, NSEC_PER_USEC), div_u64(share, NSEC_PER_USEC));
+	knc_max_pmi_time_percent = old;
+}
+
+/*
  * The count runs between two ticks of the CPU that takes the PMIs, as the
  * core's perf_throttled_seq does.  A tick of this CPU starts it again;
  * jiffies moving on (another CPU's tick) does not, or a CPU held in
@@ -1304,6 +1357,7 @@ static struct kunit_case knc_sampling_cases[] = {
 	KUNIT_CASE_PARAM(knc_period_programs_exactly, knc_period_gen_params),
 	KUNIT_CASE(knc_throttle_engages_and_lifts),
 	KUNIT_CASE(knc_throttle_counts_this_cpus_ticks),
+	KUNIT_CASE(knc_throttle_on_pmi_time),
 	KUNIT_CASE(knc_freq_mode_converges),
 	KUNIT_CASE(knc_random_run_samples_every_overflow),
 	KUNIT_CASE(knc_core_samples_on_overflow),
