@@ -73,7 +73,7 @@ done
 # every check, declared before any runs
 plan=(version-matches-module add)
 for k in "${kvers[@]}"; do
-	plan+=("build-$k" "install-$k" "installed-module-$k")
+	plan+=("build-$k" "install-$k" "installed-module-$k" "modinfo-$k")
 done
 plan+=(remove system-as-found)
 echo "KNC-DKMS-PLAN: ${plan[*]}"
@@ -122,6 +122,19 @@ for k in "${kvers[@]}"; do
 		esac
 	else
 		res "installed-module-$k" FAIL "$ko: vermagic '$vm', alias '$al', version '$mv'"
+	fi
+	# what a user reads before loading it: a description, the kernels
+	# it supports, and a description for every parameter
+	bare=
+	while IFS=: read -r p _; do
+		modinfo -F parm "$ko" 2>/dev/null | grep -q "^$p:." || bare="$bare $p"
+	done < <(modinfo -F parmtype "$ko" 2>/dev/null)
+	np=$(modinfo -F parmtype "$ko" 2>/dev/null | grep -c . || true)
+	if [ -n "$(modinfo -F description "$ko" 2>/dev/null)" ] &&
+	   [ -n "$(modinfo -F kernels "$ko" 2>/dev/null)" ] && [ "$np" -gt 0 ] && [ -z "$bare" ]; then
+		res "modinfo-$k" PASS "description, kernels, $np parameters described"
+	else
+		res "modinfo-$k" FAIL "$np parameters, undescribed:${bare:- none}; description or kernels missing?"
 	fi
 done
 
