@@ -53,6 +53,7 @@ KNC_LOG_TAG=stress # used by lib.sh
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
 short=0
+loops=1000000
 only=hotplug,storm,conc,load
 do_main=1
 do_stock=1
@@ -68,7 +69,11 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+# loops of the workload perf record -c 1 samples in the storm: every
+# instruction is a PMI, about 50 us of guest time each on the debug kernel
+c1loops=$loops
 if [ $short = 1 ]; then
+	c1loops=50000
 	hp=${KNC_STRESS_HP:-10} ld=${KNC_STRESS_LD:-10} storm=${KNC_STRESS_STORM:-5}
 	rounds=${KNC_STRESS_ROUNDS:-50} tmo=${KNC_VM_TIMEOUT:-900}
 else
@@ -79,7 +84,6 @@ conc=${KNC_STRESS_CONC:-20}
 workers=${KNC_STRESS_WORKERS:-4}
 seed=${KNC_STRESS_SEED:-$((RANDOM * 32768 + RANDOM))}
 bound=${KNC_STRESS_BOUND:-$KNC_MUX_BOUND}
-loops=1000000
 mid=25000000
 long=50000000
 expect=$((2 * loops + 4))
@@ -134,7 +138,7 @@ if [ $do_main = 1 ]; then
 	mkdir -p "$mw"
 	knc_log "kernel: $KNC_KERNEL_VARIANT ($KNC_KBUILD); scratch: $mw"
 	knc_build_module "$mw/mod"
-	for w in workload:$loops workload-mid:$mid workload-long:$long; do
+	for w in workload:$loops workload-mid:$mid workload-long:$long workload-c1:$c1loops; do
 		gcc -nostdlib -static -DKNC_LOOPS="${w#*:}" -o "$mw/${w%%:*}" \
 			"$KNC_TOOLS/e2e/workload.S" >>"$mw/build.log" 2>&1 ||
 			{ cat "$mw/build.log" >&2; knc_die "${w%%:*} build failed"; }
@@ -144,6 +148,7 @@ if [ $do_main = 1 ]; then
 	gcc -static -O2 -Wall -o "$mw/stormrec" "$KNC_TOOLS/stress/stormrec.c" \
 		>>"$mw/build.log" 2>&1 || { cat "$mw/build.log" >&2; knc_die "stormrec build failed"; }
 	files=("$mw/mod/knc-perf.ko:0644" "$mw/workload:0755" "$mw/workload-mid:0755"
+	       "$mw/workload-c1:0755"
 	       "$mw/workload-long:0755" "$mw/stormrec:0755:/bin/stormrec")
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files)
 	knc_qemu_initramfs "$mw/initramfs.cpio" "$KNC_TOOLS/stress/init" "${files[@]}"
@@ -151,7 +156,7 @@ if [ $do_main = 1 ]; then
 	log=$mw/console.log
 	knc_log "booting (console: $log): hotplug $hp, load $ld, storm ${storm}s, conc $conc; loops $only"
 	run_vm "$log" knc_qemu_vm -l "$log" -t "$tmo" "$mw/initramfs.cpio" loglevel=7 \
-		knc.expect="$expect" knc.mid="$mid" \
+		knc.expect="$expect" knc.mid="$mid" knc.c1=$((2 * c1loops + 4)) \
 		knc.long="$long" knc.hp="$hp" knc.ld="$ld" knc.storm="$storm" \
 		knc.conc="$conc" knc.bound="$bound" knc.loops="$only"
 	logs+=("$log" "$vm_rc")
