@@ -13,7 +13,8 @@
 #
 # Environment: KNC_QEMU (the binary, default qemu-system-x86_64 from PATH),
 # KNC_QEMU_CPU (-cpu), KNC_QEMU_ARGS (more QEMU arguments), KNC_VM_SMP
-# (vCPUs, default 2), KNC_VM_KERNEL (default: the test kernel's bzImage).
+# (vCPUs, default 2), KNC_VM_KERNEL (default: the test kernel's bzImage),
+# KNC_VM_APPEND (kernel arguments before the caller's).
 #
 # Exits with QEMU's status (124 on timeout).  The guest ends by rebooting,
 # which -no-reboot turns into a QEMU exit; a panic does the same (panic=-1).
@@ -55,7 +56,7 @@ KNC_QEMU_CPU=${KNC_QEMU_CPU:-qemu64,vendor=GenuineIntel,family=11,model=1,steppi
 #
 # Fail fast: an oops, a panic or a soft lockup ends the run right away.
 cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1"
-cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 $*"
+cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 ${KNC_VM_APPEND:-} $*"
 
 # One socket per vCPU: without ACPI the kernel finds only the first core
 # of a multi-core socket.
