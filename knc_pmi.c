@@ -67,7 +67,7 @@ static bool knc_pmi_over_time(struct knc_cpu_hw *cpuc, unsigned int tick)
 /*
  * The core's throttle: more than knc_max_samples_per_tick interrupts
  * between two ticks of this CPU, or PMIs taking more than
- * knc_max_pmi_time_percent of the time since the last one, stop the event
+ * knc_max_pmi_time_percent of a tick since the last one, stop the event
  * until the next tick.  A CPU stuck in back-to-back PMIs (a period shorter
  * than the PMI itself) takes no tick, so it is throttled however long
  * each PMI takes.  hrtimer code may not run in NMI, so an irq_work arms
