@@ -20,7 +20,8 @@
 #	   side-by-side report, and Debian's stock 6.1 kernel
 #	8. build the debug kernel (standalone plus KASAN, UBSAN, lockdep,
 #	   kmemleak, debug objects; cached) and run KUnit and the end-to-end
-#	   checks on it again, then make stress's fuzzer in its short form
+#	   checks on it again, then make stress's loops and fuzzer in their
+#	   short forms
 #
 # The last line is "N passed, N failed" over every KUnit case (each
 # parameterised case counts), every check and every VM assertion.  The
@@ -371,7 +372,11 @@ else
 			KNC_E2E_WORK="$KNC_CACHE/e2e-debug" KNC_E2E_SHIFT1=0 \
 			KNC_E2E_CORE=1 KNC_VM_TIMEOUT=1800 \
 			"$KNC_TOOLS/e2e/run-e2e.sh"
-		# make stress's fuzzer in its short form (issue 10): two seeds
+		# make stress's loops and fuzzer in their short forms (issue
+		# 10): hotplug, load/unload, a PMI storm, concurrent sessions,
+		# arbitration churn on the stock kernel, two fuzz seeds
+		suite stress env KNC_KERNEL_VARIANT=debug \
+			"$KNC_TOOLS/stress/run-stress.sh" --short
 		suite fuzz env KNC_KERNEL_VARIANT=debug \
 			"$KNC_TOOLS/fuzz/run-fuzz.sh" --short
 	fi
