@@ -25,6 +25,12 @@ force=0
 
 # One kernel build at a time, even from concurrent test runs.
 mkdir -p "$KNC_CACHE"
+# A kernel that is up to date needs no lock: another variant may be
+# building meanwhile, for minutes.
+if [ "$force" = 0 ] && [ -d "$KNC_SRC" ] && knc_kernel_ready; then
+	knc_log "up to date: $KNC_KBUILD (key $(knc_kernel_key))"
+	exit 0
+fi
 exec 9>"$KNC_CACHE/.kernel-build.lock"	# one lock for both variants: 2 cores
 if ! flock -n 9; then
 	knc_log "waiting for another kernel build to finish"
