@@ -42,21 +42,19 @@
 #endif
 
 /*
- * The shared slot also shares the context's enable/disable bracket, which
- * is the first PMU's.  Where the x86 core PMU exists (Debian's stock 6.1
- * on a KNC) that is upstream knc.c, whose enable sets both GLOBAL_CTRL
- * bits whatever knc-perf stopped: a throttled or deleted counter would run
- * on.  There knc-perf takes a context of its own, which before 6.2 means
- * CPU-wide events only.
+ * Before 6.2 a task's hardware context is created by the first PMU that
+ * opens an event on the task, and stays with the task, pointing at that
+ * PMU, until it exits; events pin the module, contexts do not.  A context
+ * knc created would outlive rmmod, and the task's next context switch
+ * would call into the unloaded module (kernel review 2, N1).  The slot is
+ * also shared with the x86 core PMU, whose enable/disable bracket would be
+ * knc's.  So before 6.2 knc takes no task context: CPU-wide events only.
  */
-static inline int knc_task_ctx_nr(bool x86_core_pmu)
-{
 #ifdef KNC_HAVE_PMU_CONTEXT
-	return perf_hw_context;
+#define KNC_TASK_CTX_NR			perf_hw_context
 #else
-	return x86_core_pmu ? perf_invalid_context : perf_hw_context;
+#define KNC_TASK_CTX_NR			perf_invalid_context
 #endif
-}
 
 /*
  * Kbuild probes the headers for the next three (KNC_HAVE_* in Kbuild),

@@ -194,6 +194,41 @@ static void knc_pmi_account(struct knc_cpu_hw *cpuc, u64 start)
 	cpuc->pmi_ns += knc_hw_clock() - start;
 }
 
+/*
+ * A PMI can still arrive after perf took the last event off this CPU: an
+ * overflow just before pmu_disable() raises an NMI that lands a few
+ * hundred cycles later, after del().  While knc holds the thread its
+ * status says whether the NMI was ours: claim it and unmask, or x86
+ * reports an unknown NMI (a panic with unknown_nmi_panic).  Otherwise the
+ * PMU may not even be ours: touch nothing.  If this was a PMI after all,
+ * the APIC masked LVTPC; the next add() unmasks it.
+ */
+/*
+ * Only while knc holds the thread: a PMI that was on its way as the CPU
+ * went offline must not route LVTPC to knc again after knc_cpu_offline()
+ * gave it back.
+ */
+static void knc_pmi_unmask(struct knc_cpu_hw *cpuc)
+{
+	if (cpuc->owned)
+		knc_hw_lvtpc_write(APIC_DM_NMI);
+}
+
+static int knc_pmi_without_event(struct knc_cpu_hw *cpuc)
+{
+	u64 status = 0;
+
+	if (cpuc->owned)
+		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
+	if (!status) {
+		cpuc->lvt_rearm = true;
+		return NMI_DONE;
+	}
+	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
+	knc_hw_lvtpc_write(APIC_DM_NMI);
+	return NMI_HANDLED;
+}
+
 int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
@@ -202,15 +237,8 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 	int rounds = 0;
 	u64 start;
 
-	/*
-	 * With no knc event here the PMU may not even be ours: touch
-	 * nothing.  If this was a PMI after all, the APIC masked LVTPC;
-	 * the next add() unmasks it.
-	 */
-	if (!cpuc->events[0] && !cpuc->events[1]) {
-		cpuc->lvt_rearm = true;
-		return NMI_DONE;
-	}
+	if (!cpuc->events[0] && !cpuc->events[1])
+		return knc_pmi_without_event(cpuc);
 	start = knc_hw_clock();
 
 	/*
@@ -234,7 +262,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		 */
 		if (status)
 			knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
-		knc_hw_lvtpc_write(APIC_DM_NMI);
+		knc_pmi_unmask(cpuc);
 		if (was_enabled)
 			knc_pmu_enable(&knc_pmu);
 		return status ? NMI_HANDLED : NMI_DONE;
@@ -263,7 +291,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		cpuc->lvt_rearm = true;
 	} else {
 		/* 5. Unmask: the APIC masked LVTPC when it took this PMI. */
-		knc_hw_lvtpc_write(APIC_DM_NMI);
+		knc_pmi_unmask(cpuc);
 	}
 
 	/*
@@ -293,7 +321,11 @@ NOKPROBE_SYMBOL(knc_pmi_handle);
 void knc_pmi_rearm(struct knc_cpu_hw *cpuc)
 {
 	u64 stale = KNC_COUNTER_MASK & ~(u64)cpuc->ctrl_shadow;
-	u64 status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
+	u64 status;
+
+	if (!cpuc->owned)
+		return;
+	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
 
 	if (status & stale) {
 		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status & stale);
@@ -311,7 +343,8 @@ void knc_pmi_rearm(struct knc_cpu_hw *cpuc)
  * context, and the perf core keeps interrupts off inside its brackets,
  * so it never lands in one; a start() outside a bracket takes effect at
  * once, which is what is wanted here.  The timer is pinned, and
- * knc_cpu_offline() cancels it before the CPU goes.
+ * knc_cpu_offline() cancels it before the CPU goes, after stopping the
+ * thread for good: a start from here cannot run its counters then.
  */
 static enum hrtimer_restart knc_unthrottle(struct hrtimer *timer)
 {

@@ -57,22 +57,46 @@ static void knc_reset_counters_local(void)
 }
 
 /*
- * Taking a thread: reset it, then route its PMI as an NMI.  The status is
- * clear by then, so unmasking LVTPC is safe (spec 1.4.3.9) and also
- * drops a mask an old PMI may have left.
+ * Taking a thread: remember LVTPC as the kernel has it at this moment,
+ * reset the thread, then route its PMI as an NMI.  The status is clear by
+ * then, so unmasking LVTPC is safe (spec 1.4.3.9) and also drops a mask
+ * an old PMI may have left.
+ *
+ * Both knc_counters_get()'s IPI and the online callback take threads, and
+ * both run under knc_counters_lock, so a thread is taken once.  One that
+ * knc's online callback has not reached yet is left to it: LVTPC there
+ * may not be the kernel's final value.  perf's own online callback runs
+ * before knc's, so a CPU-wide event may already sit on a counter of a
+ * thread taken at online (kernel review 2, N9): its registers are its
+ * event's, and only a thread without events is reset.
  */
 static void knc_take_local(void *unused)
 {
-	knc_reset_counters_local();
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+
+	if (cpuc->offline || cpuc->owned)
+		return;
+	cpuc->saved_lvtpc = knc_hw_lvtpc_read();
+	if (!cpuc->events[0] && !cpuc->events[1])
+		knc_reset_counters_local();
 	knc_hw_lvtpc_write(APIC_DM_NMI);
-	this_cpu_ptr(&knc_cpu_state)->lvt_rearm = false;
+	cpuc->lvt_rearm = false;
+	cpuc->owned = true;
 }
 
-/* Giving it back: reset, and LVTPC as it was before knc-perf took it. */
+/*
+ * Giving it back: reset, and LVTPC as it was before knc-perf took it.  A
+ * thread that went offline was given back by knc_cpu_offline() already.
+ */
 static void knc_give_back_local(void *unused)
 {
+	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+
+	if (!cpuc->owned)
+		return;
 	knc_reset_counters_local();
-	knc_hw_lvtpc_write(this_cpu_ptr(&knc_cpu_state)->saved_lvtpc);
+	knc_hw_lvtpc_write(cpuc->saved_lvtpc);
+	cpuc->owned = false;
 }
 
 /*
@@ -187,7 +211,8 @@ void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 	u32 want;
 
 	for (;;) {
-		want = READ_ONCE(cpuc->enabled) ? (u32)READ_ONCE(cpuc->ctrl_shadow) : 0;
+		want = READ_ONCE(cpuc->enabled) && !READ_ONCE(cpuc->offline) ?
+		       (u32)READ_ONCE(cpuc->ctrl_shadow) : 0;
 		if (want == READ_ONCE(cpuc->ctrl_hw))
 			return;
 		WRITE_ONCE(cpuc->ctrl_hw, KNC_CTRL_UNKNOWN);
@@ -353,12 +378,22 @@ int knc_pmu_add(struct perf_event *event, int flags)
 	return 0;
 }
 
+/*
+ * Leave nothing of the event on its counter.  Any process that maps a knc
+ * event may RDPMC both counters, and the task that runs next on this
+ * thread must read 0 there, not this event's count (x86 zeroes the
+ * counters its events used for the same reason, perf_clear_dirty_counters()
+ * since 5.15).  With EvtSel cleared too, no later GLOBAL_CTRL write, knc's
+ * or another driver's, can start the counter again.
+ */
 void knc_pmu_del(struct perf_event *event, int flags)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	struct hw_perf_event *hwc = &event->hw;
 
 	knc_pmu_stop(event, PERF_EF_UPDATE);
+	knc_hw_write(KNC_MSR_EVTSEL(hwc->idx), 0);
+	knc_hw_write(KNC_MSR_PERFCNT(hwc->idx), 0);
 	knc_spflt_del(cpuc, event);
 	cpuc->events[hwc->idx] = NULL;
 	hwc->idx = -1;
@@ -456,7 +491,7 @@ int knc_pmu_event_init(struct perf_event *event)
 
 	if ((event->attach_state & PERF_ATTACH_TASK) &&
 	    knc_pmu.task_ctx_nr == perf_invalid_context) {
-		pr_debug("per-task events need a context of knc's own, which this kernel (before 6.2) shares with the x86 core PMU; use CPU-wide events (-a, -C)\n");
+		pr_debug("per-task knc events need kernel 6.2 or later (before, a task's context would outlive the module); use CPU-wide events (-a, -C)\n");
 		return -EOPNOTSUPP;
 	}
 
@@ -514,7 +549,7 @@ int knc_pmu_event_init(struct perf_event *event)
 
 struct pmu knc_pmu = {
 	.module		= THIS_MODULE,
-	.task_ctx_nr	= perf_hw_context,
+	.task_ctx_nr	= KNC_TASK_CTX_NR,
 	.capabilities	= KNC_PMU_COMPAT_CAPS,
 	.attr_groups	= knc_attr_groups,
 	.event_init	= knc_pmu_event_init,
@@ -536,7 +571,7 @@ struct pmu knc_pmu = {
  * LVTPC) only while knc-perf holds the counters.  Otherwise they and
  * their interrupt belong to whoever reserved them, or to nobody, and
  * knc_counters_get() takes every thread when knc-perf reserves them.
- * Either way remember LVTPC, to leave it as the kernel had it.
+ * Events perf added before this callback start counting here.
  */
 int knc_cpu_online(unsigned int cpu)
 {
@@ -545,34 +580,47 @@ int knc_cpu_online(unsigned int cpu)
 	mutex_lock(&knc_counters_lock);
 	local_irq_disable();
 	cpuc->enabled = true;
-	cpuc->saved_lvtpc = knc_hw_lvtpc_read();
-	if (knc_counters_users)
+	WRITE_ONCE(cpuc->offline, false);
+	if (knc_counters_users) {
 		knc_take_local(NULL);
+		knc_ctrl_sync(cpuc);
+	}
 	local_irq_enable();
 	mutex_unlock(&knc_counters_lock);
 	return 0;
 }
 
 /*
- * Stop, but keep the counters: perf removes this CPU's events after this
- * callback (CPUHP_AP_PERF_ONLINE tears down later) and reads them then.
- * LVTPC goes back as it was, since nothing may interrupt from here on.
+ * Give the thread back as it goes.  perf removes this CPU's events only
+ * after this callback (CPUHP_AP_PERF_ONLINE tears down later) and reads
+ * them then, so the counts stay; each del() then zeroes its counter.
+ * GLOBAL_CTRL is stopped through knc_ctrl_sync(), which a PMI cannot
+ * undo, and stays stopped whatever perf or the unthrottle timer start
+ * from here on (offline); EvtSel and the status are cleared, so the
+ * thread leaves with nothing that could count or interrupt, and comes
+ * back clean even if knc-perf has let the counters go, or been unloaded,
+ * by then.  The unthrottle timer is cancelled last: once the thread is
+ * stopped, no PMI can arm it again.
  */
 int knc_cpu_offline(unsigned int cpu)
 {
 	struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
+	int idx;
 
-	knc_pmi_cpu_stop(cpuc);
 	mutex_lock(&knc_counters_lock);
 	local_irq_disable();
-	if (knc_counters_users) {
-		knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
-		cpuc->ctrl_hw = 0;
-		cpuc->ctrl_shadow = 0;
+	WRITE_ONCE(cpuc->offline, true);
+	if (cpuc->owned) {
+		knc_ctrl_sync(cpuc);
+		for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
+			knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
+		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
 		knc_hw_lvtpc_write(cpuc->saved_lvtpc);
+		cpuc->owned = false;
 	}
 	local_irq_enable();
 	mutex_unlock(&knc_counters_lock);
+	knc_pmi_cpu_stop(cpuc);
 	return 0;
 }
 
@@ -654,14 +702,15 @@ int knc_pmu_register(const char *name)
 	unsigned int cpu;
 	int err;
 
+	/* knc_cpu_online() runs for each online CPU below */
 	for_each_possible_cpu(cpu) {
 		knc_cpu_hw(cpu)->enabled = true;
+		knc_cpu_hw(cpu)->offline = true;
 		knc_pmi_cpu_init(knc_cpu_hw(cpu));
 	}
 
-	knc_pmu.task_ctx_nr = knc_task_ctx_nr(knc_hw_pmc_width() != 0);
 	if (knc_pmu.task_ctx_nr == perf_invalid_context)
-		pr_info("CPU-wide events only: before 6.2 per-task knc events would share the x86 core PMU's context\n");
+		pr_info("CPU-wide events only: before 6.2 a task's knc context would outlive the module\n");
 
 	err = knc_ring3_init();
 	if (err)
@@ -687,12 +736,19 @@ out_ring3:
 
 /*
  * No event can exist here (each holds a module reference), so the last
- * one's knc_counters_put() already reset every thread and put LVTPC back.
+ * one's knc_counters_put() already reset every online thread and put
+ * LVTPC back, and knc_cpu_offline() did the same for every thread that
+ * went offline before.  An unthrottle timer armed just before a CPU died
+ * may have migrated (kernel review 2, N11): cancel them all.
  */
 void knc_pmu_unregister(void)
 {
+	unsigned int cpu;
+
 	perf_pmu_unregister(&knc_pmu);
 	cpuhp_remove_state(knc_cpuhp_state);
+	for_each_possible_cpu(cpu)
+		knc_pmi_cpu_stop(knc_cpu_hw(cpu));
 	knc_ring3_exit();
 }
 
@@ -737,7 +793,7 @@ static const struct x86_cpu_id knc_cpu_ids[] = {
 MODULE_DEVICE_TABLE(x86cpu, knc_cpu_ids);
 
 MODULE_DESCRIPTION("perf driver for the Intel Xeon Phi (Knights Corner) core PMU: PMU \"knc\" in /sys/bus/event_source/devices");
-MODULE_INFO(kernels, "6.1 to 6.12 (Debian 12); before 6.2 beside the x86 core PMU: CPU-wide events only");
+MODULE_INFO(kernels, "6.1 to 6.12 (Debian 12); before 6.2 CPU-wide events only");
 MODULE_VERSION("0.9.0");	/* dkms.conf's PACKAGE_VERSION */
 MODULE_LICENSE("GPL");
 #endif

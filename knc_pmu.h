@@ -88,6 +88,7 @@
 
 /* hw_perf_event.flags bits of our own, in the PERF_EVENT_FLAG_ARCH range. */
 #define KNC_EVENT_FLAG_SPFLT		BIT(0)	/* gated by USER_PREF */
+#define KNC_EVENT_FLAG_PREF_HELD	BIT(1)	/* counted in pref_holders */
 
 /*
  * What the perf core keeps for knc per task (pmu->task_ctx_cache): the
@@ -116,6 +117,12 @@ struct knc_task_data {
  * bitops: a plain |= in start() could be split around that NMI and bring
  * back the bit it cleared, leaving a stopped event's counter running.
  *
+ * owned says knc-perf has taken this thread: its registers were reset,
+ * LVTPC routes the PMI to knc's NMI handler and saved_lvtpc holds what
+ * the kernel had there.  offline is set from knc's offline callback until
+ * its online callback: nothing may count on the thread then, whatever
+ * perf or the unthrottle timer start, so knc_ctrl_sync() wants 0.
+ *
  * PERF_SPFLT_CONTROL is kept the same way, but its USER_PREF bit changes
  * under the driver's feet whenever code runs SPFLT.  spflt_pref is only
  * known between a read or write of the register and the end of the
@@ -126,8 +133,10 @@ struct knc_cpu_hw {
 	unsigned long		ctrl_shadow;	/* = the started events */
 	u32			ctrl_hw;	/* or KNC_CTRL_UNKNOWN */
 	bool			enabled;	/* outside pmu_disable() */
+	bool			owned;		/* taken by knc-perf */
+	bool			offline;	/* between offline and online */
 	bool			lvt_rearm;	/* a PMI may have masked LVTPC */
-	u32			saved_lvtpc;	/* LVTPC before we set it */
+	u32			saved_lvtpc;	/* LVTPC before we took it */
 	struct irq_work		unthrottle_work;
 	struct hrtimer		unthrottle_timer;
 	unsigned int		pmi_tick;	/* knc_hw_tick_seq() of pmi_ns */
@@ -229,6 +238,13 @@ static inline unsigned int knc_hw_pmc_width(void)
 	return cap.bit_width_gp;
 }
 #endif
+
+/*
+ * x86's own RDPMC policy, /sys/devices/cpu/rdpmc: 0 never, 1 for tasks
+ * that map an event (the default), 2 always; -1 without an x86 core PMU.
+ * Sleeps.  knc_ring3.c, or the fake.
+ */
+int knc_hw_x86_rdpmc(void);
 
 /* knc_pmu.c */
 extern struct pmu knc_pmu;

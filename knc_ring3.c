@@ -15,6 +15,8 @@
 
 #include <linux/atomic.h>
 #include <linux/device.h>
+#include <linux/gfp.h>
+#include <linux/kstrtox.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mm_types.h>
@@ -24,6 +26,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
 #include <asm/mmu.h>
@@ -85,16 +88,26 @@ void knc_spflt_reset(struct knc_cpu_hw *cpuc)
  * An event goes on a counter (hwc->idx is set).  The first of its task's
  * events to arrive brings the task's preference back.  Later ones leave
  * the live value alone: the task may have run SPFLT since the first.
+ *
+ * The core gives a task its knc data when the task's first spflt event
+ * opens, and that can be while its other knc events sit on counters
+ * (kernel review 2, N3).  So each event records whether it was counted
+ * as a holder, and del() goes by that record, not by whether the task has
+ * data now: the count cannot drift, and a task's preference is saved and
+ * restored exactly when its first holder arrives and its last one goes.
  */
 void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
 	struct knc_task_data *td = knc_task_data(event);
 
-	if (td && !cpuc->pref_holders++) {
-		cpuc->spflt_pref = td->user_pref;
-		cpuc->spflt_pref_known = true;
-		cpuc->spflt_dirty = true;
+	if (td) {
+		hwc->flags |= KNC_EVENT_FLAG_PREF_HELD;
+		if (!cpuc->pref_holders++) {
+			cpuc->spflt_pref = td->user_pref;
+			cpuc->spflt_pref_known = true;
+			cpuc->spflt_dirty = true;
+		}
 	}
 	if (hwc->flags & KNC_EVENT_FLAG_SPFLT) {
 		cpuc->spflt_enables |= KNC_SPFLT_ENABLE(hwc->idx);
@@ -112,13 +125,18 @@ void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event)
 void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
-	struct knc_task_data *td = knc_task_data(event);
 
-	if (td && !--cpuc->pref_holders) {
-		knc_spflt_fetch_pref(cpuc);
-		td->user_pref = cpuc->spflt_pref;
-		cpuc->spflt_pref = false;
-		cpuc->spflt_dirty = true;
+	if (hwc->flags & KNC_EVENT_FLAG_PREF_HELD) {
+		hwc->flags &= ~KNC_EVENT_FLAG_PREF_HELD;
+		if (!WARN_ON_ONCE(!cpuc->pref_holders) && !--cpuc->pref_holders) {
+			struct knc_task_data *td = knc_task_data(event);
+
+			knc_spflt_fetch_pref(cpuc);
+			if (td)
+				td->user_pref = cpuc->spflt_pref;
+			cpuc->spflt_pref = false;
+			cpuc->spflt_dirty = true;
+		}
 	}
 	if (hwc->flags & KNC_EVENT_FLAG_SPFLT) {
 		cpuc->spflt_enables &= ~KNC_SPFLT_ENABLE(hwc->idx);
@@ -223,23 +241,88 @@ int knc_event_idx(struct perf_event *event)
 	return hwc->idx + 1;
 }
 
+#ifndef KNC_PMU_KUNIT
 /*
- * CR4.PCE follows mm->context.perf_rdpmc_allowed, as for the x86 PMU:
- * switch_mm() applies it whenever a CPU changes mm, and this catches up
- * the CPUs that run @mm right now.
+ * No export reaches x86's knob, but it is an attribute of the "cpu" PMU's
+ * device, on the bus knc's own PMU device sits on: ask its show().  A
+ * "cpu" PMU whose knob cannot be read is taken to say never.
  */
+int knc_hw_x86_rdpmc(void)
+{
+	const struct attribute_group **grp;
+	struct attribute **attr;
+	struct device *dev;
+	char *buf;
+	int val = 0;
+
+	if (!knc_pmu.dev)
+		return -1;
+	dev = bus_find_device_by_name(knc_pmu.dev->bus, NULL, "cpu");
+	if (!dev)
+		return -1;
+	buf = (char *)get_zeroed_page(GFP_KERNEL);	/* what show() expects */
+	for (grp = dev->groups; buf && grp && *grp; grp++) {
+		for (attr = (*grp)->attrs; attr && *attr; attr++) {
+			struct device_attribute *da =
+				container_of(*attr, struct device_attribute, attr);
+
+			if (strcmp((*attr)->name, "rdpmc") || !da->show)
+				continue;
+			if (da->show(dev, da, buf) <= 0 || kstrtoint(buf, 0, &val))
+				val = 0;
+			goto out;
+		}
+	}
+out:
+	free_page((unsigned long)buf);
+	put_device(dev);
+	return val;
+}
+#endif
+
+/*
+ * What x86's switch_mm() makes of CR4.PCE for an mm (cr4_update_pce_mm()):
+ * its knob at 0 forbids RDPMC everywhere, at 2 allows it everywhere, and
+ * otherwise the mm's perf_rdpmc_allowed decides.
+ */
+static bool knc_pce_wanted(int x86_rdpmc, struct mm_struct *mm)
+{
+	if (x86_rdpmc == 0)
+		return false;
+	if (x86_rdpmc == 2)
+		return true;
+	return atomic_read(&mm->context.perf_rdpmc_allowed);
+}
+
+struct knc_pce_update {
+	struct mm_struct	*mm;
+	int			x86_rdpmc;
+};
+
 static void knc_update_pce(void *arg)
 {
-	struct mm_struct *mm = arg;
+	const struct knc_pce_update *u = arg;
 
-	if (current->active_mm == mm)
-		knc_hw_set_pce(atomic_read(&mm->context.perf_rdpmc_allowed));
+	if (current->active_mm == u->mm)
+		knc_hw_set_pce(knc_pce_wanted(u->x86_rdpmc, u->mm));
 }
 
 /*
- * Both run with mmap_lock held for writing (perf_mmap() and the VMA
- * open/close), which is what keeps two threads of one mm from racing
- * between the counter and the IPI.
+ * CR4.PCE follows mm->context.perf_rdpmc_allowed under x86's policy, as
+ * switch_mm() applies it whenever a CPU changes mm; this catches up the
+ * CPUs that run @mm right now.
+ */
+static void knc_update_pce_mm(struct mm_struct *mm)
+{
+	struct knc_pce_update u = { .mm = mm, .x86_rdpmc = knc_hw_x86_rdpmc() };
+
+	on_each_cpu_mask(mm_cpumask(mm), knc_update_pce, &u, 1);
+}
+
+/*
+ * Both run with mmap_lock held (perf_mmap(), the VMA close), for writing
+ * when mapping; the atomic counter keeps two threads of one mm from
+ * racing between the counter and the IPI, as on x86.
  */
 void knc_event_mapped(struct perf_event *event, struct mm_struct *mm)
 {
@@ -247,7 +330,7 @@ void knc_event_mapped(struct perf_event *event, struct mm_struct *mm)
 		return;
 	mmap_assert_write_locked(mm);
 	if (atomic_inc_return(&mm->context.perf_rdpmc_allowed) == 1)
-		on_each_cpu_mask(mm_cpumask(mm), knc_update_pce, mm, 1);
+		knc_update_pce_mm(mm);
 }
 
 void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm)
@@ -255,7 +338,7 @@ void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm)
 	if (!(event->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT))
 		return;
 	if (atomic_dec_and_test(&mm->context.perf_rdpmc_allowed))
-		on_each_cpu_mask(mm_cpumask(mm), knc_update_pce, mm, 1);
+		knc_update_pce_mm(mm);
 }
 
 /*
@@ -270,13 +353,15 @@ void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm)
  * RDPMC.  leave_mm() first, because a switch into the mm already loaded
  * changes nothing; and after, so that no task of @mm keeps CR4.PCE.
  */
-static long knc_x86_dirty_flush_cpu(void *mm)
+static DEFINE_PER_CPU(struct work_struct, knc_flush_work);
+static struct mm_struct *knc_flush_mm;	/* under knc_counters_lock */
+
+static void knc_x86_dirty_flush_cpu(struct work_struct *work)
 {
 	knc_leave_mm();
-	kthread_use_mm(mm);
-	kthread_unuse_mm(mm);
+	kthread_use_mm(knc_flush_mm);
+	kthread_unuse_mm(knc_flush_mm);
 	knc_leave_mm();
-	return 0;
 }
 
 /*
@@ -284,7 +369,10 @@ static long knc_x86_dirty_flush_cpu(void *mm)
  * counter dirty again until knc lets them go.  Needs a user mm to borrow:
  * a kernel caller (no mm) skips it.  Not under cpus_read_lock(), since
  * event_init may run in a CPU-hotplug callback: a CPU that comes online
- * meanwhile is not flushed (Documentation/knc-pmu.rst).
+ * meanwhile is not flushed (Documentation/knc-pmu.rst).  The works are
+ * queued on every CPU first and then waited for, so the opener waits for
+ * the slowest CPU, not for all of them in turn; a CPU that a real-time
+ * task keeps from running its kworker still holds it up.
  */
 void knc_x86_dirty_flush(void)
 {
@@ -293,16 +381,34 @@ void knc_x86_dirty_flush(void)
 
 	if (!mm || !mmget_not_zero(mm))
 		return;
+	knc_flush_mm = mm;
 	atomic_inc(&mm->context.perf_rdpmc_allowed);
 	for_each_online_cpu(cpu)
-		work_on_cpu(cpu, knc_x86_dirty_flush_cpu, mm);
+		queue_work_on(cpu, system_highpri_wq, per_cpu_ptr(&knc_flush_work, cpu));
+	for_each_possible_cpu(cpu)
+		flush_work(per_cpu_ptr(&knc_flush_work, cpu));
 	atomic_dec(&mm->context.perf_rdpmc_allowed);
 	/*
 	 * Switching back into @mm after each flush set CR4.PCE for it on
-	 * the CPUs that run it now; nothing allows that any more.
+	 * the CPUs that run it now; only the policy may leave it set.
 	 */
-	on_each_cpu_mask(mm_cpumask(mm), knc_update_pce, mm, 1);
+	knc_update_pce_mm(mm);
+	knc_flush_mm = NULL;
 	mmput(mm);
+}
+
+/*
+ * RDPMC reads the counter ECX names on whatever CPU the reader runs, so it
+ * tells the truth only for an event that counts the reading task itself,
+ * wherever that task runs: one the task opened on itself, as arm64
+ * decides.  A CPU-wide event, or one attached to another task, publishes
+ * index 0, and its reader uses read(2).  An inherited copy counts a child
+ * that never maps it.
+ */
+static bool knc_event_self_bound(struct perf_event *event)
+{
+	return (event->attach_state & PERF_ATTACH_TASK) && !event->parent &&
+	       event->hw.target == current;
 }
 
 /*
@@ -328,7 +434,8 @@ int knc_ring3_event_init(struct perf_event *event, u64 config)
 		if (event->attach_state & PERF_ATTACH_TASK)
 			event->attach_state |= PERF_ATTACH_TASK_DATA;
 	}
-	if (knc_rdpmc_offered())
+	if (knc_rdpmc_offered() && knc_event_self_bound(event) &&
+	    knc_hw_x86_rdpmc() != 0)
 		hwc->flags |= PERF_EVENT_FLAG_USER_READ_CNT;
 	return 0;
 }
@@ -346,10 +453,14 @@ void knc_rdpmc_probe(void)
 
 /*
  * Per-task data, for per-task events only: none where knc registers
- * without a task context (knc_task_ctx_nr()).
+ * without a task context (KNC_TASK_CTX_NR).
  */
 int knc_ring3_init(void)
 {
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		INIT_WORK(per_cpu_ptr(&knc_flush_work, cpu), knc_x86_dirty_flush_cpu);
 	knc_rdpmc_probe();
 	if (knc_pmu.task_ctx_nr == perf_invalid_context)
 		return 0;

@@ -447,3 +447,11 @@ unsigned int knc_hw_pmc_width(void)
 {
 	return knc_fake_pmc_width;
 }
+
+/* x86's /sys/devices/cpu/rdpmc, beside the x86 core PMU pmc_width implies. */
+int knc_fake_x86_rdpmc = 1;
+
+int knc_hw_x86_rdpmc(void)
+{
+	return knc_fake_x86_rdpmc;
+}

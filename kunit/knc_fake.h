@@ -90,6 +90,7 @@ struct knc_fake_thread {
 };
 
 extern unsigned int knc_fake_pmc_width;
+extern int knc_fake_x86_rdpmc;
 
 struct knc_fake_thread *knc_fake_thread(unsigned int cpu);
 void knc_fake_reset(unsigned int cpu);

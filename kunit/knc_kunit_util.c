@@ -57,6 +57,7 @@ int knc_test_init(struct kunit *test)
 	set_cpus_allowed_ptr(current, cpumask_of(KNC_TEST_CPU));
 	knc_fake_reset_all();
 	knc_kunit_warnings = 0;
+	knc_fake_x86_rdpmc = 1;
 	for_each_possible_cpu(cpu) {
 		struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
 
@@ -64,6 +65,8 @@ int knc_test_init(struct kunit *test)
 		cpuc->ctrl_shadow = 0;
 		cpuc->ctrl_hw = 0;
 		cpuc->enabled = true;
+		cpuc->owned = false;
+		cpuc->offline = !cpu_online(cpu);
 		cpuc->lvt_rearm = false;
 		cpuc->saved_lvtpc = KNC_TEST_KERNEL_LVTPC;
 		knc_fake_thread(cpu)->lvtpc = KNC_TEST_KERNEL_LVTPC;

@@ -318,12 +318,15 @@ static void knc_pmi_spurious_nmi_is_not_ours(struct kunit *test)
 }
 
 /*
- * With no knc event on the CPU the PMU may be another driver's: not one
- * access.  add() then unmasks LVTPC, in case that NMI was a late PMI.
+ * With no knc event on the CPU and the counters not knc's, the PMU may be
+ * another driver's: not one access.  While knc holds them, one status
+ * read, which says the NMI was not a PMI.  add() then unmasks LVTPC, in
+ * case that NMI was a PMI after all.
  */
 static void knc_pmi_without_events_touches_nothing(struct kunit *test)
 {
 	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(KNC_TEST_CPU);
 	struct knc_fake_thread *t = knc_test_fake();
 	unsigned long flags;
 	int ret;
@@ -334,6 +337,16 @@ static void knc_pmi_without_events_touches_nothing(struct kunit *test)
 	ret = knc_pmi_handle(NMI_LOCAL, &t->regs);
 	local_irq_restore(flags);
 	KUNIT_EXPECT_EQ(test, ret, NMI_DONE);
+	KUNIT_EXPECT_EQ(test, t->naccess, 1);
+	KUNIT_EXPECT_EQ(test, t->nreads, 1);
+
+	cpuc->owned = false;			/* another driver's now */
+	knc_fake_clear_log(t);
+	local_irq_save(flags);
+	ret = knc_pmi_handle(NMI_LOCAL, &t->regs);
+	local_irq_restore(flags);
+	cpuc->owned = true;
+	KUNIT_EXPECT_EQ(test, ret, NMI_DONE);
 	KUNIT_EXPECT_EQ(test, t->naccess, 0);
 
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
@@ -341,6 +354,67 @@ static void knc_pmi_without_events_touches_nothing(struct kunit *test)
 	knc_test_inject(EV_INST, 1000);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
 	knc_test_sched_out(e);
+}
+
+/*
+ * An overflow just before perf takes the last event off raises a PMI
+ * that lands after del() (kernel review 2, N6).  It is knc's, and
+ * claimed: no unknown NMI, the status cleared, LVTPC unmasked.
+ */
+static void knc_pmi_after_last_del_is_claimed(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	local_irq_save(flags);
+	t->nmi_hold = true;			/* the NMI is on its way */
+	knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, 1000);
+	local_irq_restore(flags);
+	KUNIT_ASSERT_TRUE(test, t->nmi_latched);
+	knc_test_sched_out(e);
+	local_irq_save(flags);
+	knc_fake_nmi_release(t);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, t->nmis, 1);
+	KUNIT_EXPECT_EQ(test, t->last_nmi_ret, NMI_HANDLED);
+	KUNIT_EXPECT_EQ(test, t->unknown_nmis, 0);
+	KUNIT_EXPECT_EQ(test, t->status, 0);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 0);
+}
+
+/*
+ * CPU offline stops the counters while a PMI may land right after its
+ * GLOBAL_CTRL write (kernel review 2, N4).  That PMI must not start them
+ * again: after the offline callback GLOBAL_CTRL is 0, the driver's cache
+ * agrees, and nothing counts or interrupts on the dying thread.
+ */
+static void knc_pmi_during_offline_cannot_restart(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(KNC_TEST_CPU);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_fake_clear_log(t);
+	t->hook_idx = e->hw.idx;
+	t->hook_after = 1;			/* the offline's first access */
+	t->after_access = knc_overflow_at_write;
+	KUNIT_ASSERT_EQ(test, knc_cpu_offline(KNC_TEST_CPU), 0);
+
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, (u64)cpuc->ctrl_hw, t->global_ctrl);
+	KUNIT_EXPECT_EQ(test, t->evtsel[e->hw.idx], 0);
+	knc_test_inject(EV_INST, 5000);
+	KUNIT_EXPECT_EQ(test, t->pmis, 1);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, knc_cpu_online(KNC_TEST_CPU), 0);
 }
 
 /* A status bit that will not clear: bounded retries, then stop. */
@@ -616,6 +690,8 @@ static struct kunit_case knc_pmi_cases[] = {
 	KUNIT_CASE(knc_pmi_after_ctrl_write_stops_first),
 	KUNIT_CASE(knc_pmi_spurious_nmi_is_not_ours),
 	KUNIT_CASE(knc_pmi_without_events_touches_nothing),
+	KUNIT_CASE(knc_pmi_after_last_del_is_claimed),
+	KUNIT_CASE(knc_pmi_during_offline_cannot_restart),
 	KUNIT_CASE(knc_pmi_stuck_status_is_bounded),
 	KUNIT_CASE(knc_pmi_while_perf_disabled),
 	KUNIT_CASE(knc_pmi_stale_status_of_stopped_counter),

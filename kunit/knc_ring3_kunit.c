@@ -70,6 +70,17 @@ static struct perf_event *knc_task_event(struct kunit *test,
 	return e;
 }
 
+/* An event the calling task opened on itself, as perf_event_open(0, -1). */
+static struct perf_event *knc_self_event(struct kunit *test, u64 config)
+{
+	struct perf_event *e = knc_test_event(test, knc_pmu.type, config);
+
+	e->attach_state = PERF_ATTACH_TASK;
+	e->hw.target = current;
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
+	return e;
+}
+
 /* The format bit selects the counter's SPFLT enable and nothing else. */
 static void knc_spflt_sets_enable_of_its_counter(struct kunit *test)
 {
@@ -269,6 +280,58 @@ static void knc_spflt_rotation_keeps_live_pref(struct kunit *test)
 }
 
 /*
+ * A task's knc data arrives when its first spflt event opens, which can
+ * be while its plain knc event sits on a counter (kernel review 2, N3).
+ * The holders count must not drift, and each task's gated counter must
+ * follow only its own preference across switches.
+ */
+static void knc_spflt_task_data_arrives_late(struct kunit *test)
+{
+	struct knc_test_task t1 = {}, t2 = {};
+	struct perf_event *a = knc_task_event(test, &t1, EV_CYCLES);
+	struct perf_event *b = knc_task_event(test, &t1, EV_INST_SPFLT);
+	struct perf_event *c = knc_task_event(test, &t2, EV_INST_SPFLT);
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(KNC_TEST_CPU);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	/* t1 runs with its plain event before it has knc data ... */
+	t1.tctx.task_ctx_data = NULL;
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	/* ... then opens b: the core attaches the data and reschedules */
+	t1.tctx.task_ctx_data = &t1.data;
+	knc_test_sched_out(a);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
+	KUNIT_EXPECT_EQ(test, cpuc->pref_holders, 2);
+	knc_test_spflt_insn(t, true);
+	knc_test_inject(EV_INST, 5);
+
+	/* to t2, whose preference is 0 */
+	knc_test_sched_out(a);
+	knc_test_sched_out(b);
+	KUNIT_EXPECT_EQ(test, cpuc->pref_holders, 0);
+	KUNIT_EXPECT_TRUE(test, t1.data.user_pref);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(c), 0);
+	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));
+	knc_test_inject(EV_INST, 3);
+
+	/* and back to t1, with its own preference */
+	knc_test_sched_out(c);
+	KUNIT_EXPECT_FALSE(test, t2.data.user_pref);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
+	knc_test_inject(EV_INST, 4);
+	knc_test_sched_out(b);
+	knc_test_sched_out(a);
+	KUNIT_EXPECT_EQ(test, cpuc->pref_holders, 0);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+	KUNIT_EXPECT_EQ(test, local64_read(&b->count), 9);
+	KUNIT_EXPECT_EQ(test, local64_read(&c->count), 0);
+}
+
+/*
  * The core's context swap between cloned task contexts keeps the events
  * on the counters; the preference must still change hands.
  */
@@ -426,7 +489,7 @@ static s64 knc_test_user_read(struct perf_event *e, s64 offset)
 
 static void knc_rdpmc_page_matches_read(struct kunit *test)
 {
-	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct perf_event *e = knc_self_event(test, EV_INST);
 	struct knc_fake_thread *t = knc_test_fake();
 	s64 offset;
 	u64 n = 0;
@@ -499,7 +562,7 @@ static void knc_rdpmc_knob(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("x"), -EINVAL);
 	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("0"), 1);
 
-	e = knc_test_counting_event(test, EV_INST);
+	e = knc_self_event(test, EV_INST);
 	KUNIT_EXPECT_FALSE(test, e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	KUNIT_EXPECT_EQ(test, knc_event_idx(e), 0);
@@ -519,14 +582,15 @@ static void knc_rdpmc_needs_40bit_width(struct kunit *test)
 	knc_test_rdpmc_show(buf);
 	KUNIT_EXPECT_STREQ(test, buf, "0\n");
 	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("1"), -EOPNOTSUPP);
-	e = knc_test_counting_event(test, EV_INST);
+	e = knc_self_event(test, EV_INST);
 	KUNIT_EXPECT_FALSE(test, e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
 }
 
 /* Mapping counts in mm->context.perf_rdpmc_allowed, as x86 does. */
 static void knc_rdpmc_mapped_counts_in_mm(struct kunit *test)
 {
-	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	struct perf_event *e = knc_self_event(test, EV_INST);
+	struct perf_event *g = knc_test_counting_event(test, EV_INST);
 	struct perf_event *f;
 	struct mm_struct *mm;
 
@@ -534,22 +598,95 @@ static void knc_rdpmc_mapped_counts_in_mm(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, mm);
 	mmap_init_lock(mm);
 	knc_test_rdpmc_store("0");
-	f = knc_test_counting_event(test, EV_INST);
+	f = knc_self_event(test, EV_INST);
 	knc_test_rdpmc_store("1");
 
 	mmap_write_lock(mm);
 	knc_event_mapped(e, mm);
 	knc_event_mapped(e, mm);
 	knc_event_mapped(f, mm);		/* offers no RDPMC: no grant */
+	knc_event_mapped(g, mm);		/* CPU-wide: no grant either */
 	KUNIT_EXPECT_EQ(test, atomic_read(&mm->context.perf_rdpmc_allowed), 2);
 	knc_event_unmapped(e, mm);
 	knc_event_unmapped(f, mm);
+	knc_event_unmapped(g, mm);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mm->context.perf_rdpmc_allowed), 1);
 	knc_event_unmapped(e, mm);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mm->context.perf_rdpmc_allowed), 0);
 	mmap_write_unlock(mm);
 	/* mm runs nowhere, so no CPU's CR4.PCE changed */
 	KUNIT_EXPECT_FALSE(test, knc_test_fake()->pce);
+}
+
+/*
+ * RDPMC reads the counter of whatever CPU the reader is on: only an event
+ * the reading task opened on itself offers it (issue 19).  A CPU-wide
+ * event, one on another task, and an inherited copy publish index 0,
+ * running or not, and so does every event while x86's own knob says never.
+ */
+static void knc_rdpmc_only_self_bound(struct kunit *test)
+{
+	struct perf_event *self = knc_self_event(test, EV_INST);
+	struct perf_event *cpu_wide = knc_test_counting_event(test, EV_CYCLES);
+	struct perf_event *other = knc_test_event(test, knc_pmu.type, EV_INST);
+	struct perf_event *child = knc_test_event(test, knc_pmu.type, EV_INST);
+
+	other->attach_state = PERF_ATTACH_TASK;
+	other->hw.target = &init_task;
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, other), 0);
+	child->attach_state = PERF_ATTACH_TASK;
+	child->hw.target = current;
+	child->parent = self;
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, child), 0);
+
+	KUNIT_EXPECT_TRUE(test, self->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
+	KUNIT_EXPECT_FALSE(test, cpu_wide->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
+	KUNIT_EXPECT_FALSE(test, other->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
+	KUNIT_EXPECT_FALSE(test, child->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(self), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(cpu_wide), 0);
+	KUNIT_EXPECT_EQ(test, knc_event_idx(self), self->hw.idx + 1);
+	KUNIT_EXPECT_EQ(test, knc_event_idx(cpu_wide), 0);
+	knc_test_sched_out(cpu_wide);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(other), 0);
+	KUNIT_EXPECT_EQ(test, knc_event_idx(other), 0);
+	knc_test_sched_out(other);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(child), 0);
+	KUNIT_EXPECT_EQ(test, knc_event_idx(child), 0);
+	knc_test_sched_out(child);
+	knc_test_sched_out(self);
+}
+
+/* /sys/devices/cpu/rdpmc, x86's own knob, is obeyed as well as knc's. */
+static void knc_rdpmc_obeys_x86_knob(struct kunit *test)
+{
+	static const struct {
+		int x86_rdpmc;
+		bool offered;
+	} cases[] = {
+		{ 0, false },	/* never */
+		{ 1, true },	/* for tasks that map an event */
+		{ 2, true },	/* always */
+		{ -1, true },	/* no x86 core PMU: knc's knob alone */
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct perf_event *e;
+		int want_idx = 0;
+
+		knc_fake_x86_rdpmc = cases[i].x86_rdpmc;
+		e = knc_self_event(test, EV_INST);
+		KUNIT_EXPECT_EQ_MSG(test, !!(e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT),
+				    cases[i].offered, "x86 rdpmc %d", cases[i].x86_rdpmc);
+		KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+		if (cases[i].offered)
+			want_idx = e->hw.idx + 1;
+		KUNIT_EXPECT_EQ_MSG(test, knc_event_idx(e), want_idx,
+				    "x86 rdpmc %d", cases[i].x86_rdpmc);
+		knc_test_sched_out(e);
+	}
 }
 
 static struct kunit_case knc_ring3_cases[] = {
@@ -563,12 +700,15 @@ static struct kunit_case knc_ring3_cases[] = {
 	KUNIT_CASE(knc_spflt_pref_follows_task),
 	KUNIT_CASE(knc_spflt_rotation_keeps_live_pref),
 	KUNIT_CASE(knc_spflt_swap_moves_pref),
+	KUNIT_CASE(knc_spflt_task_data_arrives_late),
 	KUNIT_CASE(knc_core_spflt_pref_per_task),
 	KUNIT_CASE(knc_core_spflt_survives_rotation),
 	KUNIT_CASE(knc_rdpmc_page_matches_read),
 	KUNIT_CASE(knc_rdpmc_knob),
 	KUNIT_CASE(knc_rdpmc_needs_40bit_width),
 	KUNIT_CASE(knc_rdpmc_mapped_counts_in_mm),
+	KUNIT_CASE(knc_rdpmc_only_self_bound),
+	KUNIT_CASE(knc_rdpmc_obeys_x86_knob),
 	{}
 };
 

@@ -23,7 +23,7 @@
 #
 # KNC_STOCK_SERIES=6.1 does the same on Debian 12's default kernel
 # (linux-image-6.1.*-amd64, installed to match linux-headers-amd64), where
-# knc-perf offers CPU-wide events only (knc_compat.h knc_task_ctx_nr()):
+# knc-perf offers CPU-wide events only (knc_compat.h KNC_TASK_CTX_NR):
 # the per-task refusal is checked in place of the ring-3 checks.
 #
 # Env: KNC_E2E_LOOPS (workload loop count, default 1000000), KNC_QEMU_SMP,

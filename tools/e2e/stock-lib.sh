@@ -20,7 +20,7 @@
 
 # KNC_STOCK_SERIES picks the kernel: 6.12 (default) or 6.1, Debian 12's
 # default kernel, where per-task knc events are off (knc_compat.h
-# knc_task_ctx_nr()); each has its own scratch directory.
+# KNC_TASK_CTX_NR); each has its own scratch directory.
 STOCK_SERIES=${KNC_STOCK_SERIES:-6.12}
 case "$STOCK_SERIES" in
 6.12) STOCK_WORK=$KNC_CACHE/stock ;;
