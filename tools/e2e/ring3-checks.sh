@@ -6,7 +6,8 @@
 # (Debian's kernel) once knc-perf.ko is loaded; they define res().  Needs
 # /workload and the programs of tools/e2e built against
 # tools/include/knc_selfmon.h: /spflt-region, /spflt-pingpong, /selfmon,
-# /rdpmc-nomap.
+# /rdpmc-nomap, /rdpmc-isolation, /runas; and /workload-long, whose loop
+# count the caller keeps in $long.
 #
 #	ring3_plan TAG	declare the checks (knc_plan, tools/guest-lib.sh),
 #			before any check of the guest runs
@@ -22,6 +23,8 @@
 R3_EV=knc/instructions_executed,spflt=1/u
 R3_PMU=/sys/bus/event_source/devices/knc
 R3_KNOB=$R3_PMU/rdpmc
+R3_X86_KNOB=/sys/devices/cpu/rdpmc
+R3_PARANOID=/proc/sys/kernel/perf_event_paranoid
 
 # r3_stat EVENT PROG [ARGS...]: the count perf stat shows for EVENT over
 # PROG (inherited by its children); PROG's stdout is left in /tmp/r3.out.
@@ -58,6 +61,81 @@ r3_verdicts()
 		res "$1" FAIL "no verdict: $(echo "$2" | tail -n 3 | tr '\n' ' ' | head -c 200)"
 }
 
+# r3_isolation: RDPMC shows a process nothing but its own counts (issue
+# 19 items 1 and 2; kernel review 2, N2 and N7).  RDPMC expected, CPU 0
+# to pin to; the knc knob is 1.
+r3_isolation()
+{
+	# user 1001 counts /workload-long per task on CPU 0, as perf stat
+	# does; meanwhile user 1002, on CPU 0 too, maps a disabled knc event
+	# of its own and loops RDPMC on both counters for 100 ms.  Nothing
+	# of 1002's is on a counter, so all it may read is 0, and a counter
+	# that 1001's event leaves at every switch must have been cleared.
+	# rdpmc-isolation proves 1001's task ran in between (its CPU time
+	# grew during the loop) and says result=clean only then.
+	r3_par=$(cat $R3_PARANOID)
+	echo 2 >$R3_PARANOID
+	rm -f /tmp/r3-a.csv
+	/runas 1001 taskset -c 0 perf stat -x, -o /tmp/r3-a.csv \
+		-e knc/instructions_executed/u -- /workload-long >/dev/null 2>/tmp/r3-a.err &
+	r3_apid=$!
+	r3_w=
+	i=0
+	while [ -z "$r3_w" ] && [ $i -lt 100 ]; do
+		r3_w=$(pidof workload-long)
+		[ -n "$r3_w" ] || sleep 0.05
+		i=$((i + 1))
+	done
+	if [ -n "$r3_w" ]; then
+		out=$(/runas 1002 taskset -c 0 /rdpmc-isolation watch 100 "$r3_w" 2>&1)
+	else
+		out="no workload-long process after 5 s: $(head -c 200 /tmp/r3-a.err)"
+	fi
+	wait $r3_apid
+	echo "$r3_par" >$R3_PARANOID
+	c=$(grep -v '^#' /tmp/r3-a.csv 2>/dev/null | grep . | head -n 1 | cut -d, -f1)
+	r3_want=$((2 * ${long:-0} + 4))
+	echo "KNC-E2E-INFO: $out; uid 1001 counted '$c' (want $r3_want)"
+	echo "$out" | grep -q 'cap_user_rdpmc=1 .*result=clean' && [ "$c" = "$r3_want" ] &&
+		res rdpmc-no-stale-count-cross-user PASS "$(echo "$out" | sed 's/.* reads=/reads=/')" ||
+		res rdpmc-no-stale-count-cross-user FAIL "$(echo "$out" | sed 's/^rdpmc-isolation: //'); uid 1001 counted '$c' want $r3_want"
+
+	# an event not bound to the task that maps it offers no RDPMC and
+	# does not allow it: a CPU-wide one (root), one attached to a child
+	r3_bad=
+	for m in cpu task; do
+		out=$(/rdpmc-isolation $m 2>&1)
+		echo "KNC-E2E-INFO: $out"
+		echo "$out" | grep -q ' offered=0 count=[1-9][0-9]* .*result=refused signal=SIGSEGV' ||
+			r3_bad="${r3_bad:+$r3_bad; }$(echo "$out" | sed 's/^rdpmc-isolation: //')"
+	done
+	[ -z "$r3_bad" ] && res rdpmc-only-self-bound PASS "cpu-wide and other task: no RDPMC" ||
+		res rdpmc-only-self-bound FAIL "$r3_bad"
+}
+
+# r3_x86_knob_0: x86's /sys/devices/cpu/rdpmc at 0 (never) leaves a knc
+# event no RDPMC either, from the mmap on; knc's own knob is untouched
+r3_x86_knob_0()
+{
+	r3_k=$(cat $R3_KNOB)
+	r3_x=$(cat $R3_X86_KNOB)
+	if ! echo 0 >$R3_X86_KNOB; then
+		res rdpmc-x86-knob-0-no-rdpmc FAIL "writing 0 to $R3_X86_KNOB failed (was '$r3_x')"
+		return
+	fi
+	out=$(/rdpmc-nomap map 2>&1)
+	r3_k0=$(cat $R3_KNOB)
+	echo "$r3_x" >$R3_X86_KNOB
+	r3_xa=$(cat $R3_X86_KNOB)
+	r3_ka=$(cat $R3_KNOB)
+	echo "KNC-E2E-INFO: x86 rdpmc 0: $out; knc rdpmc $r3_k, $r3_k0 at x86 0, $r3_ka after; x86 rdpmc back to '$r3_xa'"
+	echo "$out" | grep -q 'cap_user_rdpmc=0 \|index=0 ' &&
+		echo "$out" | grep -q 'result=refused signal=SIGSEGV' &&
+		[ "$r3_k0" = "$r3_k" ] && [ "$r3_ka" = "$r3_k" ] && [ "$r3_xa" = "$r3_x" ] &&
+		res rdpmc-x86-knob-0-no-rdpmc PASS "$(echo "$out" | sed 's/^rdpmc-nomap: //'); knc rdpmc $r3_k" ||
+		res rdpmc-x86-knob-0-no-rdpmc FAIL "$(echo "$out" | sed 's/^rdpmc-nomap: //'); knc rdpmc $r3_k/$r3_k0/$r3_ka, x86 rdpmc '$r3_x' restored '$r3_xa'"
+}
+
 # r3_rdpmc_expected: 1 where RDPMC must be offered, else 0; the one
 # decision of which checks run, shared by ring3_plan and ring3_checks
 r3_rdpmc_expected()
@@ -88,7 +166,8 @@ ring3_plan()
 		r3_plan="$r3_plan rdpmc-mapped-allowed rdpmc-unmapped-sigsegv rdpmc-knob-1"
 		r3_plan="$r3_plan selfmon-wrap-sign-extended"
 		! taskset -c 0 true 2>/dev/null ||
-			r3_plan="$r3_plan x86-dirty-counters-no-jump"
+			r3_plan="$r3_plan x86-dirty-counters-no-jump rdpmc-no-stale-count-cross-user rdpmc-only-self-bound"
+		r3_plan="$r3_plan rdpmc-x86-knob-0-no-rdpmc"
 	else
 		r3_plan="$r3_plan rdpmc-not-offered rdpmc-knob-1-refused"
 	fi
@@ -228,5 +307,11 @@ ring3_checks()
 		res rdpmc-knob-1-refused FAIL "accepted without pmc_width 40: reads $(cat $R3_KNOB)"
 	else
 		res rdpmc-knob-1-refused PASS "$(cat /tmp/r3.knob)"
+	fi
+
+	# (6) isolation: stale counts, events not bound to the reader, x86's knob
+	if [ $r3_rdpmc = 1 ]; then
+		! taskset -c 0 true 2>/dev/null || r3_isolation
+		r3_x86_knob_0
 	fi
 }

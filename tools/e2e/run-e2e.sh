@@ -63,7 +63,7 @@ gcc -static -O2 -Wall -o "$work/badattr" "$KNC_TOOLS/e2e/badattr.c" \
 	>>"$work/build.log" 2>&1 ||
 	{ cat "$work/build.log" >&2; knc_die "badattr build failed"; }
 # ring-3 self-monitoring (tools/include/knc_selfmon.h, ring3-checks.sh)
-for p in spflt-region spflt-pingpong selfmon rdpmc-nomap features; do
+for p in spflt-region spflt-pingpong selfmon rdpmc-nomap rdpmc-isolation runas features; do
 	gcc -static -O2 -Wall -o "$work/$p" "$KNC_TOOLS/e2e/$p.c" \
 		>>"$work/build.log" 2>&1 ||
 		{ cat "$work/build.log" >&2; knc_die "$p build failed"; }
@@ -74,7 +74,7 @@ n=$(objdump -d "$work/workload" | grep -cE '^ +[0-9a-f]+:' || true)
 files=("$work/mod/knc-perf.ko:0644" "$work/workload:0755" "$work/workload-long:0755"
        "$work/badattr:0755" "$KNC_TOOLS/e2e/ring3-checks.sh:0644"
        "$KNC_TOOLS/e2e/features-checks.sh:0644")
-for p in spflt-region spflt-pingpong selfmon rdpmc-nomap features; do
+for p in spflt-region spflt-pingpong selfmon rdpmc-nomap rdpmc-isolation runas features; do
 	files+=("$work/$p:0755")
 done
 mapfile -t -O ${#files[@]} files < <(knc_perf_files)	# perf and its libraries

@@ -26,8 +26,9 @@
 # knc-perf offers CPU-wide events only (knc_compat.h KNC_TASK_CTX_NR):
 # the per-task refusal is checked in place of the ring-3 checks.
 #
-# Env: KNC_E2E_LOOPS (workload loop count, default 1000000), KNC_QEMU_SMP,
-# KNC_STOCK_SERIES (6.12 or 6.1).
+# Env: KNC_E2E_LOOPS (workload loop count, default 1000000),
+# KNC_E2E_LONG_LOOPS (workload-long loop count, default 50000000),
+# KNC_QEMU_SMP, KNC_STOCK_SERIES (6.12 or 6.1).
 set -euo pipefail
 
 KNC_LOG_TAG=stock
@@ -40,13 +41,16 @@ KNC_LOG_TAG=stock
 
 start=$(date +%s)
 loops=${KNC_E2E_LOOPS:-1000000}
+long_loops=${KNC_E2E_LONG_LOOPS:-50000000}
 expect=$((2 * loops + 4))
 
 stock_prepare
 stock_workload workload "$loops"
+# ~100 ms of virtual time, what another user counts while RDPMC looks
+stock_workload workload-long "$long_loops"
 # ring-3 self-monitoring (tools/e2e/ring3-checks.sh)
-ring3=("$KNC_TOOLS/e2e/ring3-checks.sh:0644")
-for p in spflt-region spflt-pingpong selfmon rdpmc-nomap msrpeek; do
+ring3=("$KNC_TOOLS/e2e/ring3-checks.sh:0644" "$STOCK_WORK/bin/workload-long:0755")
+for p in spflt-region spflt-pingpong selfmon rdpmc-nomap rdpmc-isolation runas msrpeek; do
 	stock_cprog "$p"
 	ring3+=("$STOCK_WORK/bin/$p:0755")
 done
@@ -57,7 +61,7 @@ log=$STOCK_WORK/console-stock.log
 knc_log "workload: $expect user instructions"
 rc=0
 stock_boot "$log" "$STOCK_WORK/initramfs-stock.cpio" loglevel=7 \
-	knc.expect="$expect" knc.series="$STOCK_SERIES" || rc=$?
+	knc.expect="$expect" knc.long="$long_loops" knc.series="$STOCK_SERIES" || rc=$?
 
 knc_log "$(knc_elapsed "$start")"
 knc_tally E2E "$log" "$rc"
