@@ -147,9 +147,11 @@ if [ $do_main = 1 ]; then
 	[ "$n" = 6 ] || knc_die "workload has $n instructions, expected 6"
 	gcc -static -O2 -Wall -o "$mw/stormrec" "$KNC_TOOLS/stress/stormrec.c" \
 		>>"$mw/build.log" 2>&1 || { cat "$mw/build.log" >&2; knc_die "stormrec build failed"; }
+	gcc -static -O2 -Wall -o "$mw/msrpeek" "$KNC_TOOLS/e2e/msrpeek.c" \
+		>>"$mw/build.log" 2>&1 || { cat "$mw/build.log" >&2; knc_die "msrpeek build failed"; }
 	files=("$mw/mod/knc-perf.ko:0644" "$mw/workload:0755" "$mw/workload-mid:0755"
 	       "$mw/workload-c1:0755"
-	       "$mw/workload-long:0755" "$mw/stormrec:0755:/bin/stormrec")
+	       "$mw/workload-long:0755" "$mw/stormrec:0755:/bin/stormrec" "$mw/msrpeek:0755")
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files)
 	knc_qemu_initramfs "$mw/initramfs.cpio" "$KNC_TOOLS/stress/init" "${files[@]}"
 
