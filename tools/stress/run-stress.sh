@@ -7,6 +7,11 @@
 #	1. hotplug	cpu1 offline/online cycles under perf stat -a, a
 #			throttling sampler on cpu1 and per-task perf runs;
 #			counts on cpu0 stay exact
+#	1b. hpregs	a PMI storm on cpu1 while it goes offline and
+#			online, a system-wide session ending while cpu1 is
+#			offline, rmmod with cpu1 online and offline: every
+#			knc register of every CPU reset afterwards (read
+#			through /dev/cpu/N/msr), no unknown NMI
 #	2. load		insmod/rmmod cycles, half with events opened and
 #			closed between; rmmod refused while events exist;
 #			kmemleak finds nothing (debug kernel); a final load
@@ -20,9 +25,9 @@
 #			and closed in random order from several processes;
 #			never both, no stuck reservation
 #
-# Loops 1-4 run in one VM on the debug kernel (KASAN, UBSAN, lockdep,
-# kmemleak, debug objects; tools/debug-kernel.config), loop 5 in a second
-# VM on Debian's kernel (tools/e2e/stock-lib.sh).  Each guest declares its
+# Loops 1-4 and 1b run in one VM on the debug kernel (KASAN, UBSAN,
+# lockdep, kmemleak, debug objects; tools/debug-kernel.config), loop 5 in
+# a second VM on Debian's kernel (tools/e2e/stock-lib.sh).  Each guest declares its
 # checks, prints "KNC-STRESS: <name>: PASS|FAIL|SKIP" and its figures; the
 # tally (tools/lib.sh knc_tally) adds the console scans and prints
 # "N passed, N failed".  Exit status non-zero on any failure.
@@ -30,17 +35,17 @@
 #	tools/stress/run-stress.sh [--short] [--only LOOPS] [--no-stock | --stock-only]
 #
 #	--short		the form make test runs (about 5 minutes): 10 hotplug
-#			and 10 load cycles, a 5 s storm, 20 sessions, 4 x 50
-#			churn rounds
-#	--only L	comma-separated subset of hotplug,storm,conc,load for
-#			the first VM
+#			cycles, 3 hpregs storm cycles, 10 load cycles, a 5 s
+#			storm, 20 sessions, 4 x 50 churn rounds
+#	--only L	comma-separated subset of hotplug,hpregs,storm,conc,load
+#			for the first VM
 #
 # Env: KNC_KERNEL_VARIANT (debug by default; standalone works, without
-# kmemleak), KNC_STRESS_HP, KNC_STRESS_LD, KNC_STRESS_STORM,
-# KNC_STRESS_CONC, KNC_STRESS_ROUNDS, KNC_STRESS_WORKERS, KNC_STRESS_SEED,
-# KNC_STRESS_BOUND (multiplexing bound, percent; default tools/lib.sh
-# KNC_MUX_BOUND), KNC_STRESS_CHURN_PMU
-# (cpu or knc: churn on that PMU alone, a control run), KNC_VM_TIMEOUT.
+# kmemleak), KNC_STRESS_HP, KNC_STRESS_HPR, KNC_STRESS_LD,
+# KNC_STRESS_STORM, KNC_STRESS_CONC, KNC_STRESS_ROUNDS, KNC_STRESS_WORKERS,
+# KNC_STRESS_SEED, KNC_STRESS_BOUND (multiplexing bound, percent; default
+# tools/lib.sh KNC_MUX_BOUND), KNC_STRESS_CHURN_PMU (cpu or knc: churn on
+# that PMU alone, a control run), KNC_VM_TIMEOUT.
 # Scratch builds and console logs: $KNC_CACHE/stress (never the e2e or
 # stock dirs, which other runs use).  Builds neither kernels nor QEMU.
 set -euo pipefail
@@ -54,7 +59,7 @@ KNC_LOG_TAG=stress # used by lib.sh
 
 short=0
 loops=1000000
-only=hotplug,storm,conc,load
+only=hotplug,hpregs,storm,conc,load
 do_main=1
 do_stock=1
 while [ $# -gt 0 ]; do
@@ -75,9 +80,11 @@ c1loops=$loops
 if [ $short = 1 ]; then
 	c1loops=50000
 	hp=${KNC_STRESS_HP:-10} ld=${KNC_STRESS_LD:-10} storm=${KNC_STRESS_STORM:-5}
+	hpr=${KNC_STRESS_HPR:-3}
 	rounds=${KNC_STRESS_ROUNDS:-50} tmo=${KNC_VM_TIMEOUT:-900}
 else
 	hp=${KNC_STRESS_HP:-100} ld=${KNC_STRESS_LD:-100} storm=${KNC_STRESS_STORM:-30}
+	hpr=${KNC_STRESS_HPR:-30}
 	rounds=${KNC_STRESS_ROUNDS:-300} tmo=${KNC_VM_TIMEOUT:-5400}
 fi
 conc=${KNC_STRESS_CONC:-20}
@@ -147,17 +154,19 @@ if [ $do_main = 1 ]; then
 	[ "$n" = 6 ] || knc_die "workload has $n instructions, expected 6"
 	gcc -static -O2 -Wall -o "$mw/stormrec" "$KNC_TOOLS/stress/stormrec.c" \
 		>>"$mw/build.log" 2>&1 || { cat "$mw/build.log" >&2; knc_die "stormrec build failed"; }
+	gcc -static -O2 -Wall -o "$mw/msrpeek" "$KNC_TOOLS/e2e/msrpeek.c" \
+		>>"$mw/build.log" 2>&1 || { cat "$mw/build.log" >&2; knc_die "msrpeek build failed"; }
 	files=("$mw/mod/knc-perf.ko:0644" "$mw/workload:0755" "$mw/workload-mid:0755"
 	       "$mw/workload-c1:0755"
-	       "$mw/workload-long:0755" "$mw/stormrec:0755:/bin/stormrec")
+	       "$mw/workload-long:0755" "$mw/stormrec:0755:/bin/stormrec" "$mw/msrpeek:0755")
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files)
 	knc_qemu_initramfs "$mw/initramfs.cpio" "$KNC_TOOLS/stress/init" "${files[@]}"
 
 	log=$mw/console.log
-	knc_log "booting (console: $log): hotplug $hp, load $ld, storm ${storm}s, conc $conc; loops $only"
+	knc_log "booting (console: $log): hotplug $hp, hpregs $hpr, load $ld, storm ${storm}s, conc $conc; loops $only"
 	run_vm "$log" knc_qemu_vm -l "$log" -t "$tmo" "$mw/initramfs.cpio" loglevel=7 \
 		knc.expect="$expect" knc.mid="$mid" knc.c1=$((2 * c1loops + 4)) \
-		knc.long="$long" knc.hp="$hp" knc.ld="$ld" knc.storm="$storm" \
+		knc.long="$long" knc.hp="$hp" knc.hpr="$hpr" knc.ld="$ld" knc.storm="$storm" \
 		knc.conc="$conc" knc.bound="$bound" knc.loops="$only"
 	logs+=("$log" "$vm_rc")
 	knc_log "first VM done (exit $vm_rc), $(knc_elapsed "$start")"
