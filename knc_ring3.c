@@ -434,9 +434,12 @@ int knc_ring3_event_init(struct perf_event *event, u64 config)
 		if (event->attach_state & PERF_ATTACH_TASK)
 			event->attach_state |= PERF_ATTACH_TASK_DATA;
 	}
-	if (knc_rdpmc_offered() && knc_event_self_bound(event) &&
-	    knc_hw_x86_rdpmc() != 0)
-		hwc->flags |= PERF_EVENT_FLAG_USER_READ_CNT;
+	if (knc_rdpmc_offered() && knc_event_self_bound(event)) {
+		if (knc_hw_x86_rdpmc() != 0)
+			hwc->flags |= PERF_EVENT_FLAG_USER_READ_CNT;
+		else
+			pr_debug("no RDPMC for this event: /sys/devices/cpu/rdpmc is 0\n");
+	}
 	return 0;
 }
 
