@@ -19,8 +19,8 @@
 #
 # Builds the kernel when its inputs changed (tools/build-test-kernel.sh
 # with KNC_KERNEL_SERIES=6.1 KNC_KERNEL_VARIANT=standalone, into
-# $KNC_CACHE/kernel-build-6.1-standalone, about half an hour on 2
-# cores), then boots tools/e2e/stale-ctx-init on it.  Prints the
+# $KNC_CACHE/kernel-build-6.1-standalone, 8 minutes on 2 cores), then
+# boots tools/e2e/stale-ctx-init on it (40 s).  Prints the
 # "KNC-N1: name: PASS|FAIL" verdicts and "N passed, N failed"; exit status
 # non-zero if anything failed.  Scratch and console log: $KNC_CACHE/n1/
 # (n1-<REV>/ for --driver).  Part of make stress.
