@@ -10,12 +10,15 @@
 # contexts pointing into the unloaded module.  Debian's stock 6.1 always
 # has the x86 core PMU, so make test's kernels cannot show it.
 #
-#	tools/e2e/run-61-standalone.sh [--driver REV]
+#	tools/e2e/run-61-standalone.sh [--driver REV] [--exit-first]
 #
 #	--driver REV	build knc-perf.ko from git revision REV's Makefile,
 #			Kbuild, knc_*.[ch] and kunit/ instead of the work
 #			tree (4c37906, the driver before the fix, shows
 #			what the checks catch)
+#	--exit-first	after rmmod the long-running tasks exit before
+#			any task event is opened again: the old driver then
+#			oopses in the exit path, not in the context switch
 #
 # Builds the kernel when its inputs changed (tools/build-test-kernel.sh
 # with KNC_KERNEL_SERIES=6.1 KNC_KERNEL_VARIANT=standalone, into
@@ -23,7 +26,8 @@
 # boots tools/e2e/stale-ctx-init on it (40 s).  Prints the
 # "KNC-N1: name: PASS|FAIL" verdicts and "N passed, N failed"; exit status
 # non-zero if anything failed.  Scratch and console log: $KNC_CACHE/n1/
-# (n1-<REV>/ for --driver).  Part of make stress.
+# (n1-<REV>/ for --driver, -exit added for --exit-first).  Part of make
+# stress.
 set -euo pipefail
 
 export KNC_KERNEL_SERIES=6.1 KNC_KERNEL_VARIANT=standalone
@@ -34,10 +38,12 @@ KNC_LOG_TAG=n1 # used by lib.sh
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
 rev=
+first=switch
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--driver) rev=$2; shift ;;
-	*) knc_die "usage: $0 [--driver REV]" ;;
+	--exit-first) first="exit" ;;
+	*) knc_die "usage: $0 [--driver REV] [--exit-first]" ;;
 	esac
 	shift
 done
@@ -53,6 +59,7 @@ if [ -n "$rev" ]; then
 		knc_die "--driver $rev: not a commit"
 	work=$KNC_CACHE/n1-$short
 fi
+[ "$first" = switch ] || work=$work-exit
 rm -rf "$work"
 mkdir -p "$work"
 if [ -n "$rev" ]; then
@@ -79,7 +86,7 @@ knc_log "booting (console: $log)"
 start=$(date +%s)
 rc=0
 knc_qemu_vm -l "$log" -t "${KNC_VM_TIMEOUT:-900}" "$work/initramfs.cpio" \
-	loglevel=7 || rc=$?
+	loglevel=7 knc.n1.first="$first" || rc=$?
 knc_log "VM done in $(knc_elapsed "$start") (exit $rc)"
 grep -a '^KNC-N1-INFO: ' "$log" | sed 's/^/[guest] /' | cut -c1-200 || true
 knc_tally N1 "$log" "$rc"
