@@ -71,6 +71,7 @@ stress:
 		KNC_VM_TIMEOUT=3600 \
 		tools/e2e/run-e2e.sh || rc=1; \
 	tools/e2e/run-61-standalone.sh || rc=1; \
+	tools/e2e/run-61-standalone.sh --exit-first || rc=1; \
 	exit $$rc
 
 .PHONY: all modules clean install check test demo qemu model-test e2e stock compare stress
