@@ -9,6 +9,8 @@
 #
 # With KNC_KERNEL_VARIANT=standalone it builds the end-to-end kernel into
 # $KNC_CACHE/kernel-build-standalone, adding tools/standalone-kernel.config.
+# With KNC_KERNEL_SERIES=6.1 it builds from linux-source-6.1 instead, into
+# $KNC_CACHE/kernel-build-6.1-<variant>, adding tools/kernel-6.1.config.
 #
 # The result is also a KDIR for out-of-tree modules (Module.symvers,
 # scripts, generated headers).  Nothing is rebuilt when the fragment, the
