@@ -21,8 +21,11 @@
 #                     storm, multiplexing, arbitration churn) on the debug
 #                     kernel (KNC_KERNEL_VARIANT=standalone to change),
 #                     the fuzzer (tools/fuzz), the issue 12 stall
-#                     reproducer's long form (tools/stall), and every
-#                     non-model e2e check on the debug kernel; hours
+#                     reproducer's long form (tools/stall), every
+#                     non-model e2e check on the debug kernel, and
+#                     kernel review 2's N1 on a 6.1 kernel without the
+#                     x86 core PMU (tools/e2e/run-61-standalone.sh,
+#                     which builds that kernel); hours
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -67,6 +70,8 @@ stress:
 	KNC_KERNEL_VARIANT=debug KNC_E2E_MODEL=0 KNC_E2E_SHIFT1=0 \
 		KNC_VM_TIMEOUT=3600 \
 		tools/e2e/run-e2e.sh || rc=1; \
+	tools/e2e/run-61-standalone.sh || rc=1; \
+	tools/e2e/run-61-standalone.sh --exit-first || rc=1; \
 	exit $$rc
 
 .PHONY: all modules clean install check test demo qemu model-test e2e stock compare stress

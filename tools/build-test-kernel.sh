@@ -9,6 +9,8 @@
 #
 # With KNC_KERNEL_VARIANT=standalone it builds the end-to-end kernel into
 # $KNC_CACHE/kernel-build-standalone, adding tools/standalone-kernel.config.
+# With KNC_KERNEL_SERIES=6.1 it builds from linux-source-6.1 instead, into
+# $KNC_CACHE/kernel-build-6.1-<variant>, adding tools/kernel-6.1.config.
 #
 # The result is also a KDIR for out-of-tree modules (Module.symvers,
 # scripts, generated headers).  Nothing is rebuilt when the fragment, the
@@ -59,7 +61,7 @@ rm -f "$O/.knc-stamp"
 mk=(make -C "$KNC_SRC" O="$O" ARCH=x86_64)
 cfglog=$KNC_CACHE/kernel-config.log
 
-knc_log "configuring $KNC_KERNEL_VARIANT (allnoconfig + ${KNC_FRAGMENTS[*]##*/})"
+knc_log "configuring $KNC_KERNEL_NAME (allnoconfig + ${KNC_FRAGMENTS[*]##*/})"
 {
 	"${mk[@]}" allnoconfig
 	(cd "$O" && "$KNC_SRC/scripts/kconfig/merge_config.sh" -m -O "$O" \
@@ -96,7 +98,7 @@ done < <(knc_fragment_lines)
 [ "$bad" = 0 ] || knc_die "${KNC_FRAGMENTS[*]##*/} does not apply (missing dependency?)"
 knc_log "config OK ($(grep -c '=[ym]$' "$O/.config") options on)"
 
-log=$KNC_CACHE/kernel-build-$KNC_KERNEL_VARIANT.log
+log=$KNC_CACHE/kernel-build-$KNC_KERNEL_NAME.log
 knc_log "building with -j$KNC_JOBS, log: $log"
 knc_run_logged "$log" "${mk[@]}" -j"$KNC_JOBS" all ||
 	knc_die "kernel build failed, full log: $log"

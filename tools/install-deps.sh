@@ -10,6 +10,7 @@ PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
 	xz-utils kmod python3 perl
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
+	linux-source-6.1
 	qemu-system-x86 busybox-static sparse linux-perf dkms python3-sphinx
 	papi-tools libpapi-dev libpfm4-dev
 )

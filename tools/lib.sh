@@ -12,7 +12,20 @@ set -euo pipefail
 KNC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KNC_TOOLS=$KNC_TOP/tools
 KNC_CACHE=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
-KNC_SRC_PKG=linux-source-6.12
+# KNC_KERNEL_SERIES selects the kernel source: 6.12 (the default, every
+# kernel of make test) or 6.1, Debian 12's own kernel, the last before
+# perf_event_pmu_context (6.2).  A 6.1 build goes to
+# $KNC_CACHE/kernel-build-6.1-<variant> and adds tools/kernel-6.1.config
+# (tools/e2e/run-61-standalone.sh).
+KNC_KERNEL_SERIES=${KNC_KERNEL_SERIES:-6.12}
+case "$KNC_KERNEL_SERIES" in
+6.12|6.1) ;;
+*)
+	echo "KNC_KERNEL_SERIES must be 6.12 or 6.1" >&2
+	exit 1
+	;;
+esac
+KNC_SRC_PKG=linux-source-$KNC_KERNEL_SERIES
 KNC_SRC_TARBALL=/usr/src/$KNC_SRC_PKG.tar.xz
 KNC_SRC=$KNC_CACHE/$KNC_SRC_PKG
 # KNC_KERNEL_VARIANT selects the kernel: "test" (KUnit, the default),
@@ -25,9 +38,10 @@ KNC_SRC=$KNC_CACHE/$KNC_SRC_PKG
 # else the last.
 knc_kbuild_dir()
 {
-	case "$1" in
-	test) echo "$KNC_CACHE/kernel-build" ;;
-	*) echo "$KNC_CACHE/kernel-build-$1" ;;
+	case "$KNC_KERNEL_SERIES:$1" in
+	6.12:test) echo "$KNC_CACHE/kernel-build" ;;
+	6.12:*) echo "$KNC_CACHE/kernel-build-$1" ;;
+	*) echo "$KNC_CACHE/kernel-build-$KNC_KERNEL_SERIES-$1" ;;
 	esac
 }
 
@@ -39,6 +53,9 @@ if [ -z "${KNC_KERNEL_VARIANT:-}" ] && [ -n "${KNC_KERNEL_VARIANTS:-}" ]; then
 fi
 KNC_KERNEL_VARIANT=${KNC_KERNEL_VARIANT:-test}
 KNC_KBUILD=$(knc_kbuild_dir "$KNC_KERNEL_VARIANT")
+# The kernel's name in logs: the variant, with the series unless 6.12
+KNC_KERNEL_NAME=$KNC_KERNEL_VARIANT
+[ "$KNC_KERNEL_SERIES" = 6.12 ] || KNC_KERNEL_NAME=$KNC_KERNEL_SERIES-$KNC_KERNEL_VARIANT
 # KNC_MUX_BOUND: percent a multiplexed count may stray from the exact one
 # (perf scales it by time enabled over time running).  On the debug kernel
 # each rotation costs more guest time: measured 5.2-5.5% there, under 3%
@@ -63,6 +80,8 @@ debug)
 	exit 1
 	;;
 esac
+[ "$KNC_KERNEL_SERIES" = 6.12 ] ||
+	KNC_FRAGMENTS+=("$KNC_TOOLS/kernel-$KNC_KERNEL_SERIES.config")
 KNC_JOBS=$(nproc)
 
 export KNC_CACHE
