@@ -3,16 +3,16 @@
 #
 # Install the Debian packages knc-pmu's build and tests need, skipping what
 # is already there.  Safe to run again; it only talks to apt when something
-# is missing.
+# is missing.  Arguments are further packages, for one runner's own needs.
 set -euo pipefail
 
 PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
 	xz-utils kmod python3 perl
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
-	linux-source-6.1
 	qemu-system-x86 busybox-static sparse linux-perf dkms python3-sphinx
 	papi-tools libpapi-dev libpfm4-dev
+	"$@"	# what one runner alone needs (run-61-standalone.sh: linux-source-6.1)
 )
 
 missing=()

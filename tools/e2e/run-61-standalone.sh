@@ -49,6 +49,7 @@ while [ $# -gt 0 ]; do
 done
 
 knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
+"$KNC_TOOLS/install-deps.sh" linux-source-6.1
 "$KNC_TOOLS/build-test-kernel.sh"
 knc_model_vm_ready
 
