@@ -195,15 +195,6 @@ static void knc_pmi_account(struct knc_cpu_hw *cpuc, u64 start)
 }
 
 /*
- * A PMI can still arrive after perf took the last event off this CPU: an
- * overflow just before pmu_disable() raises an NMI that lands a few
- * hundred cycles later, after del().  While knc holds the thread its
- * status says whether the NMI was ours: claim it and unmask, or x86
- * reports an unknown NMI (a panic with unknown_nmi_panic).  Otherwise the
- * PMU may not even be ours: touch nothing.  If this was a PMI after all,
- * the APIC masked LVTPC; the next add() unmasks it.
- */
-/*
  * Only while knc holds the thread: a PMI that was on its way as the CPU
  * went offline must not route LVTPC to knc again after knc_cpu_offline()
  * gave it back.
@@ -214,6 +205,15 @@ static void knc_pmi_unmask(struct knc_cpu_hw *cpuc)
 		knc_hw_lvtpc_write(APIC_DM_NMI);
 }
 
+/*
+ * A PMI can still arrive after perf took the last event off this CPU: an
+ * overflow just before pmu_disable() raises an NMI that lands a few
+ * hundred cycles later, after del().  While knc holds the thread its
+ * status says whether the NMI was ours: claim it and unmask, or x86
+ * reports an unknown NMI (a panic with unknown_nmi_panic).  Otherwise the
+ * PMU may not even be ours: touch nothing.  If this was a PMI after all,
+ * the APIC masked LVTPC; the next add() unmasks it.
+ */
 static int knc_pmi_without_event(struct knc_cpu_hw *cpuc)
 {
 	u64 status = 0;
@@ -225,7 +225,7 @@ static int knc_pmi_without_event(struct knc_cpu_hw *cpuc)
 		return NMI_DONE;
 	}
 	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
-	knc_hw_lvtpc_write(APIC_DM_NMI);
+	knc_pmi_unmask(cpuc);
 	return NMI_HANDLED;
 }
 
