@@ -1,387 +1,585 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# The knc-pmu test command (make test):
+# make test: every stage of tools/stages, two at a time on two cores.
 #
-#	1. install missing Debian packages (tools/install-deps.sh)
-#	2. build the test kernel (cached in $KNC_CACHE/kernel-build)
-#	3. static checks (tools/check.sh), one test case per check
-#	4. build knc-perf.ko and knc-perf-kunit.ko against the test kernel
-#	5. boot QEMU (TCG, 2 vCPUs, family 11 model 1) with an initramfs that
-#	   loads knc-perf-kunit.ko (KUnit, KTAP on the console) and checks
-#	   that knc-perf.ko refuses to load with ENODEV
-#	6. parse the KTAP with the kernel's kunit.py, scan the console for
-#	   warnings, lockdep reports, oopses and panics
-#	7. build QEMU with the KNC PMU model (tools/qemu, cached) and the
-#	   standalone kernel (no Intel CPU support, cached); run the model's
-#	   own tests, then knc-perf.ko with Debian's perf end to end on it
-#	   (tools/e2e), and scan that console too; make demo, checked; then
-#	   the same on Debian's stock kernel beside upstream's cpu PMU, the
-#	   side-by-side report, and Debian's stock 6.1 kernel
-#	8. build the debug kernel (standalone plus KASAN, UBSAN, lockdep,
-#	   kmemleak, debug objects; cached) and run KUnit and the end-to-end
-#	   checks on it again, then make stress's loops and fuzzer in their
-#	   short forms
+#	tools/run-tests.sh [--list] [--only STAGE[,STAGE...]] [--jobs N]
 #
-# The last line is "N passed, N failed" over every KUnit case (each
-# parameterised case counts), every check and every VM assertion.  The
-# exit status is non-zero if anything failed or no KUnit result was found.
-# Every stage declares its checks before running them (check.sh's
-# "check-plan:", the guests' "KNC-<TAG>-PLAN:" lines, tools/lib.sh
-# knc_tally_log): a declared check without a verdict fails, and so does a
-# verdict nobody declared.  Every console is scanned for the reports of
-# tools/kernel-log-bad.ere, and every guest scans its dmesg for them.
-# Stages skipped by KNC_SKIP_* and checks reported SKIP are listed above
-# the last line.
+#	--list	print the stage table as this runner reads it and exit
+#	--only	run these stages alone (an override: every stage left out
+#		is counted as a skip, above the last line)
+#	--jobs	stages at once (default: the CPUs, at most 2; a TCG VM
+#		under -icount runs on one host thread)
 #
-# Environment:
-#	KNC_CACHE          cache dir (default ~/.cache/knc-pmu)
-#	KNC_KUNIT_FILTER   run only matching KUnit suites/tests, a
-#	                   kunit.filter_glob value: "knc_sched", "knc_*.*count*"
-#	KNC_VM_TIMEOUT     seconds before the VM is killed (default 900)
-#	KNC_SKIP_CHECK=1   skip tools/check.sh (quicker edit-test loop)
-#	KNC_SKIP_E2E=1     skip step 7 (the QEMU model and end-to-end runs)
-#	KNC_SKIP_DEBUG=1   skip step 8 (the debug kernel's KUnit and e2e runs)
+# First it installs what is missing (tools/install-deps.sh) and builds
+# what the stages need (kernels, QEMU with the KNC PMU model; cached in
+# $KNC_CACHE, progress on the way).  Then each stage of the table runs:
+# a VM stage builds knc-perf.ko for its kernel, packs the one guest /init
+# (tools/guest/init) with the suites and programs, boots through
+# tools/vm.sh with a second serial port for KTAP, and is tallied by the
+# kernel's kunit.py parse, with KUnit's own KTAP from the console added.
+# A stage fails where it does not produce its verdicts, where the VM does
+# not end on its own, where the console shows a kernel report
+# (tools/kernel-log-bad.ere), and for each SKIP whose reason the table
+# does not allow it.  Stages still on a runner of their own ("run:" in
+# the table) are folded in from their "KNC-TAG: name: VERDICT" lines and
+# "N passed, N failed" last line.
+#
+# The last lines: a table with each stage's wall time and counts, the
+# failures, the skips and overrides, then "N passed, N failed".  The exit
+# status is non-zero if anything failed.
+#
+# Environment: KNC_CACHE (default ~/.cache/knc-pmu) is the only KNC_*
+# variable read as is.  The overrides a developer may set (for example
+# KNC_QEMU_BIN, a deliberately broken model) are printed and counted as
+# skips; any other KNC_* variable is refused, since it could change what
+# runs without a trace.
 set -euo pipefail
 
 KNC_LOG_TAG=test
-. "$(dirname "$0")/lib.sh"
+KNC_TOP=$(cd "$(dirname "$0")/.." && pwd)
 
-passed=0
-failed=0
-skipped=0
-failures=()
-skips=()
-done_line=0
+# Overrides that change what runs: allowed, printed, counted as skips.
+KNC_OVERRIDES="KNC_QEMU_BIN KNC_DRIVER_SRC KNC_KUNIT_FILTER"
+overrides=()
+refused=()
+while read -r var; do
+	case " KNC_CACHE $KNC_OVERRIDES " in
+	*" $var "*)
+		[ "$var" = KNC_CACHE ] || overrides+=("$var=${!var}")
+		;;
+	*) refused+=("$var") ;;
+	esac
+done < <(compgen -e | grep '^KNC_' || true)
+if [ ${#refused[@]} -gt 0 ]; then
+	echo "[test] refused: ${refused[*]}: these change what make test runs; unset them" >&2
+	echo "[test] (known overrides, counted as skips: $KNC_OVERRIDES)" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 
-pass()
+. "$KNC_TOP/tools/lib.sh"
+. "$KNC_TOOLS/qemu/qemu-env.sh"
+
+only=
+list=0
+jobs=$(nproc)
+[ "$jobs" -le 2 ] || jobs=2
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--list) list=1 ;;
+	--only) only=,$2,; shift ;;
+	--jobs) jobs=$2; shift ;;
+	*) knc_die "usage: $0 [--list] [--only STAGE[,STAGE...]] [--jobs N]" ;;
+	esac
+	shift
+done
+
+# --- the stage table ---
+
+S_NAME=() S_KERNEL=() S_CPU=() S_ICOUNT=() S_SMP=() S_TMO=() S_AFTER=()
+S_SUITES=() S_ALLOW=()
+while read -r name kernel cpu icount smp tmo after suites allow rest; do
+	case "$name" in '' | '#'*) continue ;; esac
+	[ -n "$allow" ] && [ -z "$rest" ] ||
+		knc_die "tools/stages: stage $name: want 9 columns"
+	S_NAME+=("$name") S_KERNEL+=("$kernel") S_CPU+=("$cpu")
+	S_ICOUNT+=("$icount") S_SMP+=("$smp") S_TMO+=("$tmo") S_AFTER+=("$after")
+	S_SUITES+=("$suites") S_ALLOW+=("$allow")
+done <"$KNC_TOOLS/stages"
+nstages=${#S_NAME[@]}
+
+if [ "$list" = 1 ]; then
+	printf '%-15s %-10s %-11s %-6s %-3s %-5s %-6s %s\n' name kernel cpu icount smp tmo after suites
+	for ((i = 0; i < nstages; i++)); do
+		printf '%-15s %-10s %-11s %-6s %-3s %-5s %-6s %s  (skips allowed: %s)\n' \
+			"${S_NAME[i]}" "${S_KERNEL[i]}" "${S_CPU[i]}" "${S_ICOUNT[i]}" \
+			"${S_SMP[i]}" "${S_TMO[i]}" "${S_AFTER[i]}" "${S_SUITES[i]}" "${S_ALLOW[i]}"
+	done
+	exit 0
+fi
+
+selected()
 {
-	passed=$((passed + 1))
+	[ -z "$only" ] || [[ "$only" == *",$1,"* ]]
 }
 
-fail()
-{
-	failed=$((failed + 1))
-	failures+=("$1")
-}
+# --- the run's bookkeeping; the summary runs whatever happens ---
 
-# count KEY: the number after "KEY: " in kunit.py's summary line ($line).
-count()
+start=$(date +%s)
+run=$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run/stages"
+ln -sfn "$run" "$KNC_CACHE/logs/latest"
+ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 | xargs -r rm -rf
+
+setup_failures=()
+summary_done=0
+
+kill_tree()
 {
-	printf '%s\n' "$line" | grep -oE "$1: [0-9]+" | grep -oE '[0-9]+$' || echo 0
+	local c
+
+	for c in $(pgrep -P "$1" || true); do
+		kill_tree "$c"
+	done
+	kill "$1" 2>/dev/null || true
 }
 
 summary()
 {
-	local rc=$?
+	local rc=$? i name f p fl sk t tp=0 tf=0 res failures=() skips=()
 
-	[ "$done_line" = 0 ] || return 0
-	if [ "$rc" -ne 0 ] && [ "$failed" = 0 ]; then
-		# Died on a setup step (deps, kernel or module build).
-		fail "test harness aborted (exit $rc)"
-	fi
+	[ "$summary_done" = 0 ] || return 0
+	summary_done=1
+	trap - INT TERM
+	# a stage still running is killed, with its VM, and fails below
+	for p in $(jobs -p); do
+		kill_tree "$p"
+	done
+	[ "$rc" = 0 ] || setup_failures+=("the runner stopped (exit $rc) before it finished")
 	echo
+	printf '%-15s %-10s %-11s %-4s %8s %7s %7s %7s\n' stage kernel cpu smp time passed failed skipped
+	for ((i = 0; i < nstages; i++)); do
+		name=${S_NAME[i]}
+		res=$run/stages/$name/result
+		if ! selected "$name"; then
+			skips+=("stage $name: not selected (--only)")
+			printf '%-15s %-10s %-11s %-4s %8s\n' "$name" "${S_KERNEL[i]}" "${S_CPU[i]}" "${S_SMP[i]}" "(not run)"
+			continue
+		fi
+		if [ ! -f "$res" ]; then
+			{
+				echo "passed 0"
+				echo "failed 1"
+				echo "skipped 0"
+				echo "time ?"
+				echo "failure stage $name: never finished (no result)"
+			} >"$res"
+		fi
+		p=$(sed -n 's/^passed //p' "$res")
+		fl=$(sed -n 's/^failed //p' "$res")
+		sk=$(sed -n 's/^skipped //p' "$res")
+		t=$(sed -n 's/^time //p' "$res")
+		printf '%-15s %-10s %-11s %-4s %8s %7s %7s %7s\n' "$name" "${S_KERNEL[i]}" \
+			"${S_CPU[i]}" "${S_SMP[i]}" "$t" "$p" "$fl" "$sk"
+		tp=$((tp + p))
+		tf=$((tf + fl))
+		while IFS= read -r f; do failures+=("$f"); done < <(sed -n 's/^failure //p' "$res")
+		while IFS= read -r f; do skips+=("$f"); done < <(sed -n 's/^skip //p' "$res")
+	done
+	for f in "${setup_failures[@]}"; do
+		failures+=("$f")
+		tf=$((tf + 1))
+	done
+	for f in "${overrides[@]}"; do
+		skips+=("override $f")
+	done
+	echo "total time $(knc_elapsed "$start"); logs: $run"
 	if [ ${#failures[@]} -gt 0 ]; then
 		echo "Failures:"
 		printf '  - %s\n' "${failures[@]}"
 	fi
 	if [ ${#skips[@]} -gt 0 ]; then
-		echo "Skipped (not counted):"
+		echo "Skipped and overridden (each counted in no stage's passes):"
 		printf '  - %s\n' "${skips[@]}"
 	fi
-	[ "$skipped" = 0 ] || echo "($skipped KUnit cases skipped)"
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ] || exit 1
+	echo "$tp passed, $tf failed"
+	[ "$tf" = 0 ] && [ "$tp" -gt 0 ] || exit 1
+	exit 0
 }
 trap summary EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-start=$(date +%s)
-run=$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)
-mkdir -p "$run"
-ln -sfn "$run" "$KNC_CACHE/logs/latest"
-# Keep the last 10 runs.
-ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 | xargs -r rm -rf
+knc_log "logs: $run; stages at once: $jobs"
+for f in "${overrides[@]}"; do
+	knc_log "override: $f (counted as a skip)"
+done
 
-knc_log "logs: $run"
+# --- set-up: packages, kernels, QEMU ---
 
-# 1. packages
-"$KNC_TOOLS/install-deps.sh"
-
-# 2. test kernel
-"$KNC_TOOLS/build-test-kernel.sh" || knc_die "test kernel build failed"
-
-# 3. static checks
-if [ "${KNC_SKIP_CHECK:-0}" = 1 ]; then
-	knc_log "skipping tools/check.sh (KNC_SKIP_CHECK=1)"
-	skips+=("stage: static checks, tools/check.sh (KNC_SKIP_CHECK=1)")
-else
-	knc_log "static checks (tools/check.sh)"
-	crc=0
-	KNC_CHECK_NESTED=1 "$KNC_TOOLS/check.sh" >"$run/check.log" 2>&1 || crc=$?
-	cat "$run/check.log"
-	# every check of the "check-plan:" line needs a verdict, and every
-	# verdict a declaration
-	cplan=" $(sed -n 's/^check-plan: //p' "$run/check.log" | tr '\n' ' ') "
-	cfail=0
-	while read -r name res; do
-		case "$cplan" in
-		*" $name "*) cplan=${cplan/ $name / } ;;
-		*) fail "check: $name: verdict $res without a declaration in check-plan"; cfail=1; continue ;;
-		esac
-		case "$res" in
-		PASS) pass ;;
-		FAIL) fail "check: $name"; cfail=1 ;;
-		SKIP) skips+=("check: $name") ;;
-		esac
-	done < <(sed -n 's/^check: \([^:]*\): \(PASS\|FAIL\|SKIP\)$/\1 \2/p' "$run/check.log")
-	if ! grep -q '^check-plan: ' "$run/check.log"; then
-		fail "check: tools/check.sh declared no check (no check-plan line; exit $crc)"
-		cfail=1
-	fi
-	for name in $cplan; do
-		fail "check: $name: declared, no verdict (tools/check.sh exit $crc)"
-		cfail=1
-	done
-	[ "$crc" = 0 ] || [ "$cfail" = 1 ] ||
-		fail "check: tools/check.sh exit $crc with no failure counted"
-fi
-
-# 4-6. KUnit in a VM: kunit_vm LABEL KBUILD MODDIR
-#
-# Builds knc-perf.ko and knc-perf-kunit.ko against KBUILD in MODDIR (the
-# work tree for the test kernel, a scratch copy for the others), boots
-# that kernel with an initramfs that loads the KUnit module and checks
-# that knc-perf.ko refuses to load on a vCPU without the PMU model, then
-# parses the KTAP with the kernel's kunit.py and scans the console.
-# LABEL prefixes every failure ("" for the test kernel).
-kunit_vm()
+# stage_needs WHAT: some selected stage needs WHAT (a kernel or "model")
+stage_needs()
 {
-	local label=$1 kbuild=$2 mdir=$3 pre="" mods_ok=1 kos=() args console vmrc
-	local vmstart ktap kunit_seen krc line kp kf kc ks ke first bad initrd
+	local i
 
-	[ -z "$label" ] || pre="$label: "
-	knc_log "${pre}building modules against $kbuild"
-	if [ "$mdir" != "$KNC_TOP" ]; then
-		rm -rf "$mdir"
-		mkdir -p "$mdir"
-		cp "$KNC_TOP"/Makefile "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c \
-			"$KNC_TOP"/knc_*.h "$mdir/"
-		cp -r "$KNC_TOP/kunit" "$mdir/"
+	for ((i = 0; i < nstages; i++)); do
+		selected "${S_NAME[i]}" || continue
+		case "$1" in
+		model) [[ "${S_CPU[i]}" == knc* ]] && return 0 ;;
+		*) [ "${S_KERNEL[i]}" = "$1" ] && return 0 ;;
+		esac
+	done
+	return 1
+}
+
+declare -A broken=()	# kernel or model -> why its stages cannot run
+
+"$KNC_TOOLS/install-deps.sh" || setup_failures+=("set-up: tools/install-deps.sh failed")
+for k in test standalone debug; do
+	# the test kernel's gen_init_cpio packs every initramfs
+	[ "$k" = test ] || stage_needs "$k" || continue
+	knc_log "kernel $k"
+	KNC_KERNEL_VARIANT=$k "$KNC_TOOLS/build-test-kernel.sh" ||
+		broken[$k]="the $k kernel build failed"
+done
+if stage_needs model; then
+	knc_log "QEMU with the KNC PMU model"
+	"$KNC_TOOLS/qemu/build-qemu.sh" || broken[model]="the QEMU build failed"
+fi
+for k in "${!broken[@]}"; do
+	setup_failures+=("set-up: ${broken[$k]}")
+done
+
+# --- what VM stages share: modules per kernel, programs, initramfs ---
+
+build=$run/build
+mkdir -p "$build"
+
+# build_modules KERNEL: knc-perf.ko (and knc-perf-kunit.ko where the
+# kernel has KUnit) in $build/mod-KERNEL, once per run
+build_modules()
+{
+	local kdir dir=$build/mod-$1
+
+	(
+		flock 9
+		[ ! -f "$dir/.done" ] || exit 0
+		kdir=$(knc_kbuild_dir "$1")
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		cp "${KNC_DRIVER_SRC:-$KNC_TOP}"/{Makefile,Kbuild} "${KNC_DRIVER_SRC:-$KNC_TOP}"/knc_*.[ch] "$dir/"
+		cp -r "${KNC_DRIVER_SRC:-$KNC_TOP}/kunit" "$dir/"
+		make -C "$kdir" M="$dir" modules >"$dir.log" 2>&1 || exit 1
+		touch "$dir/.done"
+	) 9>"$dir.lock"
+}
+
+# The programs every VM carries in /knc, built once per run.
+PROGS_C="tools/e2e/badattr.c tools/e2e/spflt-region.c tools/e2e/spflt-pingpong.c
+	tools/e2e/selfmon.c tools/e2e/rdpmc-nomap.c tools/e2e/rdpmc-isolation.c
+	tools/e2e/runas.c tools/e2e/features.c tools/e2e/msrpeek.c
+	tools/qemu/tests/knc_model_user.c"
+build_progs()
+{
+	(
+		flock 9
+		[ ! -f "$build/progs/.done" ] || exit 0
+		rm -rf "$build/progs"
+		mkdir -p "$build/progs"
+		set -e
+		for src in $PROGS_C; do
+			gcc -static -O2 -Wall -o "$build/progs/$(basename "$src" .c)" "$KNC_TOP/$src"
+		done
+		# the model's own test module, against the test kernel
+		mkdir -p "$build/model-mod"
+		cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$build/model-mod/"
+		echo "obj-m := knc_model_test.o" >"$build/model-mod/Kbuild"
+		make -C "$(knc_kbuild_dir test)" M="$build/model-mod" modules
+		cp "$build/model-mod/knc_model_test.ko" "$build/progs/"
+		touch "$build/progs/.done"
+	) >"$build/progs.log" 2>&1 9>"$build/progs.lock"
+}
+
+# vm_initramfs OUT KERNEL: the one guest, its suites, the programs,
+# perf, the modules
+vm_initramfs()
+{
+	local out=$1 mod=$build/mod-$2 files=() f
+
+	files+=("$KNC_TOOLS/guest/lib.sh:0644:/knc/lib.sh"
+		"$KNC_BAD_ERE:0644:/knc/bad.ere" "$KNC_OK_ERE:0644:/knc/ok.ere"
+		"$KNC_CACHE/knc-insmod:0755:/bin/knc-insmod")
+	for f in "$KNC_TOOLS"/suites/*.sh; do
+		files+=("$f:0644:/knc/suites/${f##*/}")
+	done
+	for f in "$build"/progs/*; do
+		files+=("$f:0755:/knc/${f##*/}")
+	done
+	for f in "$mod"/*.ko; do
+		files+=("$f:0644:/knc/${f##*/}")
+	done
+	mapfile -t -O ${#files[@]} files < <(knc_perf_files)
+	knc_qemu_initramfs "$out" "$KNC_TOOLS/guest/init" "${files[@]}" >/dev/null
+}
+
+# --- one stage ---
+
+# result FILE KEY VALUE...: one line of a stage's result
+result()
+{
+	local f=$1
+
+	shift
+	echo "$*" >>"$f"
+}
+
+# skip_allowed REASON ALLOW: REASON's first word is in the comma list
+skip_allowed()
+{
+	local word=${1%%[: ]*}
+
+	[[ ",$2," == *",$word,"* ]]
+}
+
+# ktap_tally NAME KTAP RES ALLOW: fold one KTAP document into RES
+ktap_tally()
+{
+	local name=$1 ktap=$2 res=$3 allow=$4 out line kp kf kc ks ke krc=0 path
+
+	out=$ktap.txt
+	python3 "$KNC_SRC/tools/testing/kunit/kunit.py" parse "$ktap" >"$out" 2>&1 || krc=$?
+	line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$out" | tail -n1 || true)
+	if [ -z "$line" ]; then
+		result "$res" "failure stage $name: $(basename "$ktap"): no KTAP result (kunit.py exit $krc)"
+		result "$res" "f 1"
+		return
+	fi
+	kp=$(grep -oE 'passed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	kf=$(grep -oE 'failed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	kc=$(grep -oE 'crashed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	ks=$(grep -oE 'skipped: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	ke=$(grep -oE 'errors: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	result "$res" "p $kp"
+	result "$res" "f $((kf + kc + ke))"
+	result "$res" "s $ks"
+	# the failed leaves, by name, from kunit.py's own report
+	grep -E '\[(FAILED|CRASHED)\] ' "$out" | sed 's/^\[[^]]*\] //; s/\[\(FAILED\|CRASHED\)\] //' |
+		while read -r path; do
+			result "$res" "failure stage $name: $path"
+		done
+	[ "$ke" = 0 ] || result "$res" "failure stage $name: $ke KTAP error(s) in $(basename "$ktap") (a plan not met?)"
+	if [ "$krc" != 0 ] && [ $((kf + kc + ke)) = 0 ]; then
+		result "$res" "failure stage $name: kunit.py parse exited $krc on $(basename "$ktap") with no failed leaf"
+		result "$res" "f 1"
+	fi
+	# the SKIP policy: every reason must be one the table allows here
+	while IFS= read -r line; do
+		if skip_allowed "$line" "$allow"; then
+			result "$res" "skip stage $name: $line"
+		else
+			result "$res" "failure stage $name: SKIP not allowed in this stage: $line"
+			result "$res" "f 1"
+		fi
+	done < <(sed -n 's/^ *ok [0-9]* [^#]*# SKIP \(.*\)$/\1/p' "$ktap")
+}
+
+# The console's own checks: the VM ended on its own after KNC-DONE and
+# the kernel printed no report.
+console_tally()
+{
+	local name=$1 console=$2 rc=$3 res=$4 bad
+
+	if ! grep -q '^KNC-DONE$' "$console" 2>/dev/null; then
+		result "$res" "failure stage $name: the guest never finished (qemu exit $rc; $console)"
+		result "$res" "f 1"
+		tail -n 30 "$console" 2>/dev/null | sed 's/^/  | /' >>"${res%/result}/tail.txt" || true
+	elif [ "$rc" != 0 ]; then
+		result "$res" "failure stage $name: qemu exit $rc after KNC-DONE"
+		result "$res" "f 1"
+	else
+		result "$res" "p 1"
+	fi
+	if bad=$(knc_log_clean "$console"); then
+		result "$res" "p 1"
+	else
+		result "$res" "failure stage $name: console shows a kernel report at $console:$(printf '%s\n' "$bad" | head -n 1 | cut -c1-160)"
+		result "$res" "f 1"
+	fi
+}
+
+# vm_stage I: build, pack, boot and tally stage I
+vm_stage()
+{
+	local i=$1 name=${S_NAME[$1]} kernel=${S_KERNEL[$1]} cpu=${S_CPU[$1]}
+	local icount=${S_ICOUNT[$1]} smp=${S_SMP[$1]} dir=$run/stages/${S_NAME[$1]}
+	local res=$dir/result.tmp qemu cpuarg cpuid args=() extra vmrc=0 kbuild s
+
+	kbuild=$(knc_kbuild_dir "$kernel")
+	build_modules "$kernel" ||
+		{ result "$res" "failure stage $name: knc-perf.ko build for the $kernel kernel failed ($build/mod-$kernel.log)"; result "$res" "f 1"; return; }
+	build_progs ||
+		{ result "$res" "failure stage $name: the guest programs did not build ($build/progs.log)"; result "$res" "f 1"; return; }
+	vm_initramfs "$dir/initramfs.cpio" "$kernel" ||
+		{ result "$res" "failure stage $name: initramfs"; result "$res" "f 1"; return; }
+
+	qemu=qemu-system-x86_64
+	cpuid=GenuineIntel/11/1
+	case "$cpu" in
+	knc) qemu=$KNC_QEMU_BIN cpuarg=$KNC_QEMU_KNC_CPU ;;
+	knc-nospflt) qemu=$KNC_QEMU_BIN cpuarg=$KNC_QEMU_KNC_CPU,knc-spflt=off args+=(knc.ud=knc-spflt-off) ;;
+	knc-nopmu) qemu=$KNC_QEMU_BIN cpuarg=${KNC_QEMU_KNC_CPU%,knc-pmu=on} args+=(knc.ud=no-knc-pmu) ;;
+	kncid) cpuarg=qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1 ;;
+	qemu64) cpuarg=qemu64 cpuid=AuthenticAMD/15/107 ;;
+	*) result "$res" "failure stage $name: unknown cpu $cpu in tools/stages"; result "$res" "f 1"; return ;;
+	esac
+	extra="-serial mon:stdio -serial file:$dir/ktap.raw"
+	if [ "$icount" != - ]; then
+		extra+=" -icount shift=$icount,sleep=off"
+		args+=(tsc=reliable "knc.shift=$icount")
+	fi
+	args+=(loglevel=7 "knc.stage=$name" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$smp"
+	       "knc.cpu_id=$cpuid" knc.ktap=ttyS1)
+	[ "$kernel" != debug ] || args+=(knc.kmemleak=1)
+	[ -z "${KNC_KUNIT_FILTER:-}" ] || args+=("kunit.filter_glob=$KNC_KUNIT_FILTER")
+	KNC_QEMU=$qemu KNC_QEMU_CPU=$cpuarg KNC_VM_SMP=$smp KNC_QEMU_ARGS=$extra \
+	KNC_VM_KERNEL=$kbuild/arch/x86/boot/bzImage \
+		"$KNC_TOOLS/vm.sh" -l "$dir/console.raw" -t "${S_TMO[$i]}" \
+		"$dir/initramfs.cpio" "${args[@]}" || vmrc=$?
+	tr -d '\r' <"$dir/console.raw" >"$dir/console.log" 2>/dev/null || true
+	tr -d '\r' <"$dir/ktap.raw" >"$dir/ktap.log" 2>/dev/null || true
+	rm -f "$dir/console.raw" "$dir/ktap.raw"
+	[ "$vmrc" != 124 ] || result "$res" "failure stage $name: killed after ${S_TMO[$i]} s (tools/stages tmo)"
+
+	ktap_tally "$name" "$dir/ktap.log" "$res" "${S_ALLOW[$i]}"
+	for s in ${S_SUITES[$i]//,/ }; do
+		[ "$s" = kunit ] || continue
+		sed -n '/^KNC-KUNIT-BEGIN$/,/^KNC-KUNIT-END/p' "$dir/console.log" >"$dir/kunit.log"
+		if grep -q 'KTAP version' "$dir/kunit.log"; then
+			ktap_tally "$name" "$dir/kunit.log" "$res" "${S_ALLOW[$i]}"
+		else
+			result "$res" "failure stage $name: no KUnit KTAP in the console"
+			result "$res" "f 1"
+		fi
+	done
+	console_tally "$name" "$dir/console.log" "$vmrc" "$res"
+}
+
+# run_stage I: a stage still on its own runner ("run:" in tools/stages)
+run_stage()
+{
+	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} res
+	local words cmd=() envs=() w rc=0 last l kernel=${S_KERNEL[$1]}
+
+	res=$dir/result.tmp
+	words=${S_SUITES[$i]#run:}
+	for w in ${words//,/ }; do
+		w=${w//\$KNC_CACHE/$KNC_CACHE}
+		if [ ${#cmd[@]} = 0 ] && [[ "$w" == KNC_*=* ]]; then
+			envs+=("$w")
+		else
+			cmd+=("$w")
+		fi
+	done
+	[[ "${cmd[0]}" == /* ]] || cmd[0]=$KNC_TOP/${cmd[0]}
+	case "$kernel" in
+	test | standalone | debug) envs+=("KNC_KERNEL_VARIANT=$kernel") ;;
+	stock-*) envs+=("KNC_STOCK_SERIES=${kernel#stock-}") ;;
+	esac
+	[ "${S_SMP[$i]}" = - ] || envs+=("KNC_QEMU_SMP=${S_SMP[$i]}")
+	timeout -k 10 "${S_TMO[$i]}" env "${envs[@]}" "${cmd[@]}" >"$dir/log" 2>&1 </dev/null || rc=$?
+	[ "$rc" != 124 ] || result "$res" "failure stage $name: killed after ${S_TMO[$i]} s (tools/stages tmo)"
+	while read -r l; do
+		result "$res" "failure stage $name: $l"
+	done < <(grep -aE '^(KNC-[A-Z0-9]+|check): [^:]+: FAIL' "$dir/log" | cut -c1-200)
+	while read -r l; do
+		if skip_allowed "$(sed 's/^[^:]*: [^:]*: SKIP *//' <<<"$l")" "${S_ALLOW[$i]}"; then
+			result "$res" "skip stage $name: $l"
+		else
+			result "$res" "failure stage $name: SKIP not allowed in this stage: $l"
+			result "$res" "f 1"
+		fi
+		result "$res" "s 1"
+	done < <(grep -aE '^(KNC-[A-Z0-9]+|check): [^:]+: SKIP' "$dir/log" | cut -c1-200)
+	last=$(tail -n1 "$dir/log")
+	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		result "$res" "p ${BASH_REMATCH[1]}"
+		result "$res" "f ${BASH_REMATCH[2]}"
+		if [ "$rc" != 0 ] && [ "${BASH_REMATCH[2]}" = 0 ]; then
+			result "$res" "failure stage $name: exit $rc with no failure counted"
+			result "$res" "f 1"
+		fi
+	else
+		tail -n 20 "$dir/log" | sed 's/^/  | /' >"$dir/tail.txt"
+		result "$res" "failure stage $name: no \"N passed, N failed\" last line (exit $rc; $dir/log)"
+		result "$res" "f 1"
+	fi
+}
+
+# stage I in the background: its result file, whatever happens inside
+stage()
+{
+	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} t0 p f s why=
+
+	t0=$(date +%s)
+	mkdir -p "$dir"
+	echo "$t0" >"$dir/started"
+	: >"$dir/result.tmp"
+	case "${S_KERNEL[$i]}" in
+	test | standalone | debug) why=${broken[${S_KERNEL[$i]}]:-} ;;
+	esac
+	[[ "${S_CPU[$i]}" != knc* ]] || why=${why:-${broken[model]:-}}
+	if [ -n "$why" ]; then
+		result "$dir/result.tmp" "failure stage $name: not run: $why"
+		result "$dir/result.tmp" "f 1"
+	elif [[ "${S_SUITES[$i]}" == run:* ]]; then
+		run_stage "$i" || result "$dir/result.tmp" "failure stage $name: runner error"
+	else
+		vm_stage "$i" || result "$dir/result.tmp" "failure stage $name: runner error"
+	fi
+	p=$(awk '$1 == "p" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
+	f=$(awk '$1 == "f" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
+	s=$(awk '$1 == "s" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
+	# a failure line without a count still fails the stage
+	if [ "$f" = 0 ] && grep -q '^failure ' "$dir/result.tmp"; then
+		f=1
 	fi
 	{
-		make -C "$mdir" KDIR="$kbuild" clean &&
-		make -C "$mdir" KDIR="$kbuild" -j"$KNC_JOBS"
-	} >"$run/${label:-test}-modules.log" 2>&1 || mods_ok=0
-	if [ "$mods_ok" = 0 ]; then
-		tail -n 30 "$run/${label:-test}-modules.log"
-		fail "${pre}modules: build against $kbuild failed ($run/${label:-test}-modules.log)"
-	fi
-	for ko in knc-perf.ko knc-perf-kunit.ko; do
-		if [ -f "$mdir/$ko" ]; then
-			kos+=("$mdir/$ko")
-		elif [ "$mods_ok" = 1 ]; then
-			fail "${pre}modules: $ko was not built"
-		fi
+		echo "passed $p"
+		echo "failed $f"
+		echo "skipped $s"
+		echo "time $(knc_elapsed "$t0")"
+		grep -E '^(failure|skip) ' "$dir/result.tmp" || true
+	} >"$dir/result"
+	echo "[test] stage $name: $p passed, $f failed, $s skipped in $(knc_elapsed "$t0")"
+	grep '^failure ' "$dir/result.tmp" | sed 's/^failure /[test]   /' | head -n 20 || true
+	[ ! -f "$dir/tail.txt" ] || cat "$dir/tail.txt"
+}
+
+# --- the scheduler: up to $jobs stages at once, in table order, each
+# after the stages its "after" column names ---
+
+declare -A state=()	# name -> running | done
+for ((i = 0; i < nstages; i++)); do
+	selected "${S_NAME[i]}" || state[${S_NAME[i]}]=done
+done
+ready()
+{
+	local a
+
+	[ "${S_AFTER[$1]}" = - ] && return 0
+	for a in ${S_AFTER[$1]//,/ }; do
+		[ "${state[$a]:-}" = done ] || return 1
 	done
-	if [ ${#kos[@]} = 0 ]; then
-		fail "${pre}kunit: no module to test"
-		return 0
-	fi
-
-	# the guest's helpers and the kernel log patterns, as /knc-guest.sh,
-	# /knc-bad.ere, /knc-ok.ere (mkinitramfs.sh puts files in / by base
-	# name)
-	mkdir -p "$run/guest"
-	cp "$KNC_TOOLS/guest-lib.sh" "$run/guest/knc-guest.sh"
-	cp "$KNC_BAD_ERE" "$run/guest/knc-bad.ere"
-	cp "$KNC_OK_ERE" "$run/guest/knc-ok.ere"
-	initrd=$KNC_CACHE/initramfs-${label:-test}.cpio
-	"$KNC_TOOLS/mkinitramfs.sh" "$initrd" "${kos[@]}" \
-		"$run/guest/knc-guest.sh" "$run/guest/knc-bad.ere" \
-		"$run/guest/knc-ok.ere" >/dev/null
-	args=(knc.mode=test)
-	if [ -n "${KNC_KUNIT_FILTER:-}" ]; then
-		args+=("kunit.filter_glob=$KNC_KUNIT_FILTER")
-		knc_log "KUnit filter: $KNC_KUNIT_FILTER"
-	fi
-	console=$run/${label:+$label-}console.log
-	knc_log "${pre}booting QEMU (TCG, -smp 2), console: $console"
-	vmstart=$(date +%s)
-	vmrc=0
-	KNC_VM_KERNEL=$kbuild/arch/x86/boot/bzImage \
-		"$KNC_TOOLS/vm.sh" -l "$console.raw" "$initrd" "${args[@]}" || vmrc=$?
-	tr -d '\r' <"$console.raw" >"$console"
-	rm -f "$console.raw"
-	knc_log "${pre}VM exited ($vmrc) after $(knc_elapsed "$vmstart")"
-
-	# 6a. KUnit: the KTAP between the markers, parsed by kunit.py.
-	ktap=$run/${label:+$label-}ktap.log
-	sed -n '/^KNC-KUNIT-BEGIN$/,/^KNC-KUNIT-END/p' "$console" >"$ktap"
-	kunit_seen=0
-	if [ -s "$ktap" ] && grep -q 'KTAP version' "$ktap"; then
-		kunit_seen=1
-		krc=0
-		python3 "$KNC_SRC/tools/testing/kunit/kunit.py" parse "$ktap" \
-			>"$run/${label:+$label-}kunit.txt" 2>&1 || krc=$?
-		echo
-		if [ -z "$label" ]; then
-			cat "$run/kunit.txt"
-		else
-			# the same cases again: only the failures and the summary
-			grep -E '\[(FAILED|CRASHED)\]|Testing complete' \
-				"$run/$label-kunit.txt" | sed "s/^/$label: /"
-		fi
-		echo
-		line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' \
-			"$run/${label:+$label-}kunit.txt" | tail -n1 || true)
-		kp=$(count passed)
-		kf=$(count failed)
-		kc=$(count crashed)
-		ks=$(count skipped)
-		ke=$(count errors)
-		passed=$((passed + kp))
-		skipped=$((skipped + ks))
-		failed=$((failed + kf + kc))
-		[ $((kf + kc)) = 0 ] || failures+=("${pre}kunit: $kf failed, $kc crashed (see above)")
-		[ "$ke" = 0 ] || fail "${pre}kunit: $ke KTAP parse error(s)"
-		if [ -z "$line" ]; then
-			fail "${pre}kunit: kunit.py parse printed no summary (exit $krc)"
-		elif [ $((kp + kf + kc + ks)) = 0 ]; then
-			fail "${pre}kunit: no KUnit test case ran${KNC_KUNIT_FILTER:+ (filter '$KNC_KUNIT_FILTER' matched nothing?)}"
-		elif [ "$krc" != 0 ] && [ $((kf + kc + ke)) = 0 ]; then
-			fail "${pre}kunit: kunit.py parse exited $krc"
-		fi
-	fi
-	if [ "$kunit_seen" = 0 ]; then
-		if grep -q '^KNC-KUNIT-MISSING' "$console"; then
-			fail "${pre}kunit: knc-perf-kunit.ko missing from the initramfs"
-		else
-			fail "${pre}kunit: no KUnit result found in $console"
-		fi
-	fi
-
-	# 6b. assertions made inside the guest, against its KNC-CHECK-PLAN;
-	# the guest ran to the end (KNC-DONE: ok) and the VM exited on its
-	# own (6c); the console is free of warnings, lockdep splats, oopses,
-	# KASAN/UBSAN/kmemleak reports (6d)
-	grep -E '^KNC-(CPUINFO|PROBE|PROBE-LOG):' "$console" | sed "s/^/  $pre/" || true
-	vm_tally "$pre" "$console" "$vmrc"
 }
-
-# vm_tally PREFIX CONSOLE RC: count a test-initramfs VM's KNC-CHECK
-# verdicts against its plan (tools/lib.sh knc_tally_log), and show where
-# it went wrong
-vm_tally()
-{
-	local pre=$1 console=$2 vmrc=$3 name res rest bad first
-
-	while read -r name res rest; do
-		case "$res" in
-		PASS) pass ;;
-		SKIP) skips+=("${pre}vm: $name: $rest") ;;
-		*) fail "${pre}vm: $name: $res${rest:+ $rest}" ;;
-		esac
-		echo "${pre}vm: $name: $res${rest:+ $rest}"
-	done < <(knc_tally_log CHECK "$console" "$vmrc" |
-		sed -n 's/^KNC-CHECK: \([^:]*\): \([A-Z]*\) *\(.*\)$/\1 \2 \3/p')
-	if ! grep -q '^KNC-DONE: ok$' "$console" || [ "$vmrc" != 0 ]; then
-		echo "  last console lines:"
-		tail -n 40 "$console" | sed 's/^/  | /'
-	fi
-	if bad=$(knc_log_clean "$console"); then :; else
-		first=$(printf '%s\n' "$bad" | head -n1 | cut -d: -f1)
-		echo "${pre}vm: console-clean: first report at $console:$first:"
-		sed -n "$((first > 5 ? first - 5 : 1)),$((first + 40))p" "$console" | sed 's/^/  | /'
-	fi
-}
-
-kunit_vm "" "$KNC_KBUILD" "$KNC_TOP"
-
-# 6e. udev on a plain vCPU (qemu64, not a KNC): the module's x86cpu alias
-# must not match, so nothing loads it there (the e2e run checks the match
-# and modprobe-by-modalias on the model)
-alog=$run/alias-console.log
-arc=0
-knc_log "booting a plain qemu64 vCPU for the udev alias check"
-KNC_QEMU_CPU=qemu64 KNC_VM_SMP=1 "$KNC_TOOLS/vm.sh" -l "$alog.raw" -t 300 \
-	"$KNC_CACHE/initramfs-test.cpio" knc.mode=alias || arc=$?
-tr -d '\r' <"$alog.raw" >"$alog"
-rm -f "$alog.raw"
-vm_tally "" "$alog" "$arc"
-
-# 7. the QEMU KNC PMU model and the end-to-end runs on it
-#
-# Each suite below is a test script folded into ours (tools/lib.sh knc_suite).
-suite()
-{
-	knc_suite "$run" "$@"
-}
-
-if [ "${KNC_SKIP_E2E:-0}" = 1 ]; then
-	knc_log "skipping the QEMU model and end-to-end runs (KNC_SKIP_E2E=1)"
-	skips+=("stage: QEMU model, e2e, stock and compare runs (KNC_SKIP_E2E=1)")
-elif ! "$KNC_TOOLS/qemu/build-qemu.sh"; then
-	fail "qemu: building QEMU with the KNC PMU model failed"
-elif ! KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/build-test-kernel.sh"; then
-	fail "kernel: the standalone kernel build failed"
-else
-	suite model "$KNC_TOOLS/qemu/run-model-tests.sh"
-	suite e2e env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/e2e/run-e2e.sh"
-	# make demo as a user sees it: exact counts, the hotspots' shares,
-	# perf annotate on the loop, and no line a user would take for an
-	# error (issue 11)
-	suite demo "$KNC_TOOLS/demo.sh"
-	# Debian's PAPI and libpfm4, unmodified, on the knc PMU (issue 11)
-	suite papi env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/papi/run-papi.sh"
-	# issue 12: the guest keeps making progress under a mixed perf load
-	# (heartbeats against the wall clock; the long form is make stress's)
-	suite stall env KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/stall/run-stall.sh" --short
-	# DKMS against Debian's 6.1 and 6.12 headers; its 6.12 module is the
-	# one the stock run loads
-	suite dkms "$KNC_TOOLS/dkms-test.sh"
-	dkms_ko=$KNC_CACHE/dkms/knc-perf-6.12.ko
-	[ -f "$dkms_ko" ] || dkms_ko=
-	# Debian's own kernel, where upstream knc.c is the cpu PMU; always
-	# boot, never reuse the last run's console
-	suite stock env KNC_STOCK_FORCE=1 KNC_STOCK_KO="$dkms_ko" \
-		"$KNC_TOOLS/e2e/run-stock.sh"
-	suite compare env KNC_STOCK_FORCE=1 "$KNC_TOOLS/e2e/compare.sh"
-	[ ! -f "$KNC_CACHE/compare.md" ] || cat "$KNC_CACHE/compare.md"
-	# Debian 12's default kernel, 6.1: CPU-wide events only
-	suite stock-6.1 env KNC_STOCK_FORCE=1 KNC_STOCK_SERIES=6.1 \
-		"$KNC_TOOLS/e2e/run-stock.sh"
-fi
-
-# 8. the debug kernel (standalone plus KASAN, UBSAN, lockdep, kmemleak and
-# debug objects): KUnit and the end-to-end checks again; any report they
-# print fails them (tools/kernel-log-bad.ere), and kmemleak is asked at
-# the end of each guest
-if [ "${KNC_SKIP_DEBUG:-0}" = 1 ]; then
-	knc_log "skipping the debug kernel runs (KNC_SKIP_DEBUG=1)"
-	skips+=("stage: debug kernel KUnit and e2e runs (KNC_SKIP_DEBUG=1)")
-elif ! KNC_KERNEL_VARIANT=debug "$KNC_TOOLS/build-test-kernel.sh"; then
-	fail "kernel: the debug kernel build failed"
-else
-	kunit_vm debug "$KNC_CACHE/kernel-build-debug" "$KNC_CACHE/kunit-debug"
-	if [ "${KNC_SKIP_E2E:-0}" != 1 ] && "$KNC_TOOLS/qemu/build-qemu.sh" >/dev/null; then
-		# the core checks (counting, sampling, multiplexing, hotplug,
-		# unload, kmemleak); KASAN and lockdep make perf's own start
-		# several times slower, so the ring-3 and feature checks on
-		# this kernel are make stress's
-		suite e2e-debug env KNC_KERNEL_VARIANT=debug \
-			KNC_E2E_WORK="$KNC_CACHE/e2e-debug" KNC_E2E_SHIFT1=0 \
-			KNC_E2E_CORE=1 KNC_VM_TIMEOUT=1800 \
-			"$KNC_TOOLS/e2e/run-e2e.sh"
-		# make stress's loops and fuzzer in their short forms (issue
-		# 10): hotplug, load/unload, a PMI storm, concurrent sessions,
-		# arbitration churn on the stock kernel, two fuzz seeds
-		suite stress env KNC_KERNEL_VARIANT=debug \
-			"$KNC_TOOLS/stress/run-stress.sh" --short
-		suite fuzz env KNC_KERNEL_VARIANT=debug \
-			"$KNC_TOOLS/fuzz/run-fuzz.sh" --short
-	fi
-fi
-
-echo
-knc_log "logs: $run"
-knc_log "total time $(knc_elapsed "$start")"
+# progress: the running stages, once a minute
+(
+	while sleep 60; do
+		r=
+		for d in "$run"/stages/*/; do
+			[ -f "$d/started" ] && [ ! -f "$d/result" ] || continue
+			r+=" $(basename "$d") ($(knc_elapsed "$(cat "$d/started")"))"
+		done
+		[ -z "$r" ] || knc_log "running:$r; total $(knc_elapsed "$start")"
+	done
+) &
+ticker=$!
+declare -A pids=()
+while :; do
+	for ((i = 0; i < nstages; i++)); do
+		[ ${#pids[@]} -lt "$jobs" ] || break
+		[ -z "${state[${S_NAME[i]}]:-}" ] && ready "$i" || continue
+		state[${S_NAME[i]}]=running
+		knc_log "stage ${S_NAME[i]} (${S_KERNEL[i]}, ${S_CPU[i]}, ${S_SMP[i]} vCPUs) started"
+		stage "$i" &
+		pids[$!]=${S_NAME[i]}
+	done
+	[ ${#pids[@]} -gt 0 ] || break
+	wait -n "${!pids[@]}" || true
+	for p in "${!pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && continue
+		state[${pids[$p]}]=done
+		unset "pids[$p]"
+	done
+done
+kill "$ticker" 2>/dev/null || true

@@ -55,7 +55,8 @@ knc_qemu_vm()
 # An uncompressed initramfs: busybox-static with its applets in /bin, INIT
 # as /init, the guest helpers /knc-guest.sh, /knc-bad.ere and /knc-ok.ere
 # (tools/guest-lib.sh, $KNC_BAD_ERE, $KNC_OK_ERE), and each FILE in / (or at DEST),
-# with dirs /bin /lib /lib64 /usr/bin /dev /proc /sys /tmp.
+# with dirs /bin /lib /lib64 /usr/bin /dev /proc /sys /tmp /knc /knc/suites
+# (tools/guest/init's).
 knc_qemu_initramfs()
 {
 	local out=$1 init=$2 gen=$KNC_KBUILD/usr/gen_init_cpio spec a f src mode dest d
@@ -67,7 +68,7 @@ knc_qemu_initramfs()
 	{
 		for d in /bin /sbin /dev /proc /sys /tmp /root /etc /lib /lib64 \
 			 /usr /usr/bin /usr/lib /usr/lib/x86_64-linux-gnu \
-			 /lib/x86_64-linux-gnu; do
+			 /lib/x86_64-linux-gnu /knc /knc/suites; do
 			echo "dir $d 0755 0 0"
 		done
 		echo "nod /dev/console 0600 0 0 c 5 1"

@@ -1,0 +1,270 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# The guest side of the harness (busybox sh), shipped as /knc/lib.sh and
+# sourced by /init (tools/guest/init) and by every suite.
+#
+# A suite is a file of check functions, tools/suites/NAME.sh:
+#
+#	check_stat_instructions_u_exact()
+#	{
+#		expect_eq "$(stat_count knc/event=0x16/u /knc/workload)" "$W_INSNS"
+#	}
+#
+# The check's name is the function's without "check_", "_" read as "-".
+# The plan is every "check_*()" at the start of a line of the file, in
+# file order, counted before any runs (ktap_run_suite): a check that does
+# not run still has its line in the plan, and kunit.py parse fails it.
+# A check passes unless an expect_* in it failed; "skip REASON: detail"
+# makes it a SKIP, which the host's stage table must allow (REASON is one
+# word, tools/stages).  Checks run in order in one shell, so one may use
+# what an earlier one left in a variable.
+#
+# Output is KTAP (Documentation/dev-tools/ktap.rst), on /dev/ttyS1 when
+# the VM has a second serial port (the host's KTAP file, free of kernel
+# messages), else on the console:
+#
+#	KTAP version 1
+#	1..S				one test per suite
+#	    KTAP version 1
+#	    # Subtest: e2e-core
+#	    1..N			counted from the file
+#	    # got 3 want 4		the expect_* diagnostics
+#	    not ok 2 stat-instructions-u-exact
+#	ok 1 e2e-core
+#
+# A check that runs a program printing its own verdicts ("TAG: name:
+# PASS|FAIL|SKIP [detail]" lines) nests them one level deeper with
+# ktap_program, against the exact count the suite expects of it.
+
+KNC_KTAP_OUT=/dev/console
+kt_indent="    "
+
+kt_print()
+{
+	printf '%s\n' "$*" >>"$KNC_KTAP_OUT"
+}
+
+# A diagnostic line of the current check, also shown on the console.
+info()
+{
+	kt_print "$kt_indent# $*"
+	[ "$KNC_KTAP_OUT" = /dev/console ] || echo "# $*"
+}
+
+fail()
+{
+	kt_res=fail
+	info "FAIL: $*"
+}
+
+# skip REASON: detail (REASON one word the stage table may allow)
+skip()
+{
+	kt_res=skip
+	kt_skip=$*
+	info "SKIP: $*"
+}
+
+expect_eq()
+{
+	if [ "$1" = "$2" ]; then
+		info "${3:+$3: }$1"
+	else
+		fail "${3:+$3: }got '$1' want '$2'"
+	fi
+}
+
+knc_isnum()
+{
+	case "$1" in '' | *[!0-9]*) return 1 ;; esac
+}
+
+# expect_range GOT LO HI [WHAT]: LO <= GOT <= HI, GOT a number
+expect_range()
+{
+	if knc_isnum "$1" && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; then
+		info "${4:+$4: }$1 in [$2, $3]"
+	else
+		fail "${4:+$4: }got '$1' want [$2, $3]"
+	fi
+}
+
+# expect_true WHAT CMD...: CMD succeeds
+expect_true()
+{
+	et_what=$1
+	shift
+	if "$@"; then
+		info "$et_what"
+	else
+		fail "$et_what (exit $?)"
+	fi
+}
+
+# needs_cpus N: skip unless N CPUs are online (status 1 then)
+needs_cpus()
+{
+	[ "$KNC_CPUS" -ge "$1" ] && return 0
+	skip "cpus: needs $1 CPUs, the VM has $KNC_CPUS"
+	return 1
+}
+
+kt_name()
+{
+	echo "${1#check_}" | tr _ -
+}
+
+# The plan of a suite file: its check functions, in order.
+ktap_plan()
+{
+	sed -n 's/^\(check_[A-Za-z0-9_]*\)()[[:space:]]*$/\1/p' "$1"
+}
+
+# ktap_run_suite N FILE: the suite in FILE as test N of the top level.
+ktap_run_suite()
+{
+	rs_n=$1
+	rs_file=$2
+	rs_name=$(basename "$rs_file" .sh)
+	rs_checks=$(ktap_plan "$rs_file")
+	rs_total=$(printf '%s\n' "$rs_checks" | grep -c .)
+	rs_fail=0
+	rs_i=0
+	kt_print "${kt_indent}KTAP version 1"
+	kt_print "$kt_indent# Subtest: $rs_name"
+	kt_print "${kt_indent}1..$rs_total"
+	echo "KNC-SUITE: $rs_name ($rs_total checks)"
+	# shellcheck disable=SC1090
+	. "$rs_file"
+	for rs_fn in $rs_checks; do
+		rs_i=$((rs_i + 1))
+		kt_res=pass
+		kt_skip=
+		kt_cur=$(kt_name "$rs_fn")
+		echo "KNC-CHECK: $kt_cur"
+		"$rs_fn"
+		case "$kt_res" in
+		pass) kt_print "${kt_indent}ok $rs_i $kt_cur" ;;
+		skip) kt_print "${kt_indent}ok $rs_i $kt_cur # SKIP $kt_skip" ;;
+		*)
+			kt_print "${kt_indent}not ok $rs_i $kt_cur"
+			rs_fail=$((rs_fail + 1))
+			;;
+		esac
+	done
+	if [ "$rs_fail" = 0 ]; then
+		kt_print "ok $rs_n $rs_name"
+	else
+		kt_print "not ok $rs_n $rs_name"
+	fi
+}
+
+# ktap_program TAG WANT CMD...: run CMD, which prints "TAG: name: PASS|FAIL|
+# SKIP [detail]" lines, and nest them as the current check's subtests,
+# followed by one more, "<check>-complete": CMD printed exactly WANT
+# verdicts and exited 0.  A SKIP inside a program is a failure (the
+# stage table cannot allow it).  CMD's other output goes to the console.
+ktap_program()
+{
+	kp_tag=$1
+	kp_want=$2
+	shift 2
+	kp_rc=0
+	"$@" >/tmp/knc-prog.out 2>&1 || kp_rc=$?
+	grep -v "^$kp_tag: [^:]*: \(PASS\|FAIL\|SKIP\)" /tmp/knc-prog.out | sed 's/^/| /'
+	grep "^$kp_tag: [^:]*: \(PASS\|FAIL\|SKIP\)" /tmp/knc-prog.out >/tmp/knc-prog.v || true
+	kp_n=$(grep -c . /tmp/knc-prog.v || true)
+	kp_i=0
+	kp_sub="$kt_indent    "
+	kt_print "${kp_sub}KTAP version 1"
+	kt_print "$kp_sub# Subtest: $kt_cur"
+	kt_print "${kp_sub}1..$((kp_want + 1))"
+	while IFS= read -r kp_line; do
+		kp_i=$((kp_i + 1))
+		kp_rest=${kp_line#"$kp_tag: "}
+		kp_name=${kp_rest%%: *}
+		kp_v=${kp_rest#*: }
+		kp_detail=${kp_v#* }
+		[ "$kp_detail" != "$kp_v" ] || kp_detail=
+		kp_v=${kp_v%% *}
+		[ -z "$kp_detail" ] || kt_print "$kp_sub# $kp_detail"
+		echo "$kp_line"
+		case "$kp_v" in
+		PASS) kt_print "${kp_sub}ok $kp_i $kp_name" ;;
+		*) kt_print "${kp_sub}not ok $kp_i $kp_name"; kt_res=fail ;;
+		esac
+	done </tmp/knc-prog.v
+	kp_i=$((kp_i + 1))
+	if [ "$kp_rc" = 0 ] && [ "$kp_n" = "$kp_want" ]; then
+		kt_print "${kp_sub}ok $kp_i $kt_cur-complete"
+	else
+		kt_print "$kp_sub# $1 exited $kp_rc after $kp_n verdicts, want $kp_want"
+		kt_print "${kp_sub}not ok $kp_i $kt_cur-complete"
+		kt_res=fail
+	fi
+}
+
+# --- kernel log and kmemleak ---
+
+knc_dmesg_keep()
+{
+	dmesg -c >>/tmp/knc-dmesg.all 2>/dev/null
+}
+
+# The kept and current kernel log's lines that match /knc/bad.ere and not
+# /knc/ok.ere (tools/kernel-log-bad.ere, kernel-log-ok.ere); empty: clean.
+knc_dmesg_bad()
+{
+	if [ ! -r /knc/bad.ere ]; then
+		echo "/knc/bad.ere missing from the initramfs"
+		return 0
+	fi
+	knc_dmesg_keep
+	grep -E -f /knc/bad.ere /tmp/knc-dmesg.all | sed 's/^\[[^]]*\] *//' |
+		grep -v '^KNC-' | grep -vE -f /knc/ok.ere || true
+}
+
+knc_kmemleak_on()
+{
+	[ -w /sys/kernel/debug/kmemleak ]
+}
+
+# kmemleak ignores objects younger than 5 s, hence the wait.
+knc_kmemleak_leaks()
+{
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak
+}
+
+# --- perf ---
+
+# stat_count EVENT CMD...: the count perf stat -x, prints for EVENT
+stat_count()
+{
+	sc_ev=$1
+	shift
+	perf stat -x, -e "$sc_ev" "$@" 2>&1 >/dev/null | grep -v '^#' |
+		head -n 1 | cut -d, -f1
+}
+
+# record_samples DATA: PERF_RECORD_SAMPLEs in DATA
+record_samples()
+{
+	perf report -D -i "$1" 2>/dev/null | grep -c 'PERF_RECORD_SAMPLE' || true
+}
+
+# record_cpus DATA: the CPUs DATA's samples came from, sorted, one line
+record_cpus()
+{
+	perf script -i "$1" -F cpu 2>/dev/null | tr -d '[] ' | sort -nu |
+		tr '\n' ' ' | sed 's/ $//'
+}
+
+# the module's reference count, or "gone"
+modrefs()
+{
+	awk -v m="$1" '$1 == m { print $3; found = 1 } END { if (!found) print "gone" }' /proc/modules
+}

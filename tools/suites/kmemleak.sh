@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# On the debug kernel, the last of a stage's suites: nothing the stage
+# ran leaked (vm-begin forgot what boot left).
+
+check_kmemleak_clean()
+{
+	knc_kmemleak_on || { fail "no /sys/kernel/debug/kmemleak"; return; }
+	km_leaks=$(knc_kmemleak_leaks)
+	[ -z "$km_leaks" ] && return
+	printf '%s\n' "$km_leaks" | head -n 40 | sed 's/^/KNC-KMEMLEAK: /'
+	fail "$(printf '%s\n' "$km_leaks" | grep -c '^unreferenced object') objects"
+}

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# First suite of every VM: the VM is the one the stage table asked for,
+# so no later check can skip for want of CPUs or a model.
+
+check_vm_cpus()
+{
+	expect_eq "$(grep -c '^processor' /proc/cpuinfo)" "$KNC_CPUS" "online CPUs"
+}
+
+# knc.cpu_id=VENDOR/FAMILY/MODEL: what the stage's -cpu claims to be
+check_vm_cpu_model()
+{
+	vb_id=$(awk -F': ' '/^vendor_id/ { v = $2 } /^cpu family/ { f = $2 }
+		/^model[[:space:]]*:/ { m = $2; print v "/" f "/" m; exit }' /proc/cpuinfo)
+	expect_eq "$vb_id" "${KNC_CPU_ID:-?}" "vendor/family/model"
+}
+
+check_vm_kmemleak()
+{
+	vb_on=0
+	knc_kmemleak_on && vb_on=1
+	expect_eq "$vb_on" "$KNC_KMEMLEAK" "kmemleak present"
+	# forget what boot left, so vm-end reports only what the stage leaked
+	if [ "$vb_on" = 1 ]; then
+		echo scan >/sys/kernel/debug/kmemleak
+		echo clear >/sys/kernel/debug/kmemleak
+	fi
+}
