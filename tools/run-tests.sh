@@ -107,10 +107,14 @@ selected()
 # --- the run's bookkeeping; the summary runs whatever happens ---
 
 start=$(date +%s)
-run=$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$KNC_CACHE/logs"
+# the newest 10 runs are kept, and any run of the last 6 hours (another
+# runner may still be writing it)
+ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 |
+	xargs -r -I{} find {} -maxdepth 0 -mmin +360 -exec rm -rf {} +
+run=$(mktemp -d "$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)-XXXX")
 mkdir -p "$run/stages"
 ln -sfn "$run" "$KNC_CACHE/logs/latest"
-ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 | xargs -r rm -rf
 
 setup_failures=()
 summary_done=0
@@ -223,6 +227,10 @@ for k in test standalone debug; do
 	KNC_KERNEL_VARIANT=$k "$KNC_TOOLS/build-test-kernel.sh" ||
 		broken[$k]="the $k kernel build failed"
 done
+for k in stock-6.12 stock-6.1; do
+	stage_needs "$k" || continue
+	why=$(stock_image "${k#stock-}") || broken[$k]="Debian's $k kernel: $why"
+done
 if stage_needs model; then
 	knc_log "QEMU with the KNC PMU model"
 	"$KNC_TOOLS/qemu/build-qemu.sh" || broken[model]="the QEMU build failed"
@@ -245,21 +253,42 @@ build_modules()
 	(
 		flock 9
 		[ ! -f "$dir/.done" ] || exit 0
-		kdir=$(knc_kbuild_dir "$1")
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		cp "${KNC_DRIVER_SRC:-$KNC_TOP}"/{Makefile,Kbuild} "${KNC_DRIVER_SRC:-$KNC_TOP}"/knc_*.[ch] "$dir/"
 		cp -r "${KNC_DRIVER_SRC:-$KNC_TOP}/kunit" "$dir/"
+		case "$1" in
+		stock-*)
+			v=$(stock_version "${1#stock-}") || exit 1
+			kdir=/usr/src/linux-headers-$v
+			# msr.ko for /dev/cpu/N/msr (msrpeek); busybox insmod
+			# cannot read Debian 6.12's .xz
+			m=/lib/modules/$v/kernel/arch/x86/kernel/msr.ko
+			if [ -f "$m.xz" ]; then xz -dc "$m.xz" >"$dir/msr.ko"; else cp "$m" "$dir/"; fi
+			;;
+		*) kdir=$(knc_kbuild_dir "$1") ;;
+		esac
 		make -C "$kdir" M="$dir" modules >"$dir.log" 2>&1 || exit 1
 		touch "$dir/.done"
 	) 9>"$dir.lock"
 }
 
-# The programs every VM carries in /knc, built once per run.
-PROGS_C="tools/e2e/badattr.c tools/e2e/spflt-region.c tools/e2e/spflt-pingpong.c
+# The programs every VM carries in /knc, built once per run: "SOURCE" or
+# "SOURCE:extra gcc flags" (static, -O2 -Wall unless the flags say more)
+PROGS="tools/e2e/badattr.c tools/e2e/spflt-region.c tools/e2e/spflt-pingpong.c
 	tools/e2e/selfmon.c tools/e2e/rdpmc-nomap.c tools/e2e/rdpmc-isolation.c
 	tools/e2e/runas.c tools/e2e/features.c tools/e2e/msrpeek.c
-	tools/qemu/tests/knc_model_user.c"
+	tools/e2e/instrumented.c tools/e2e/hotspots.c:-fno-inline,-g
+	tools/e2e/pingpong.c tools/e2e/kncdbg.c tools/e2e/selfread-cost.c
+	tools/stress/churn.c tools/stress/stormrec.c
+	tools/stall/stall-ioctl.c:-Wextra,-Werror tools/fuzz/knc-fuzz.c:-Wextra,-Werror
+	tools/qemu/tests/knc_model_user.c:-Wextra,-Werror"
+# /knc/workload-N: tools/e2e/workload.S with N loops, 2N+4 user-mode
+# instructions and N+1 branches (guest: w_insns N, w_branches N);
+# /knc/loadloop-N: tools/e2e/loadloop.S
+WORKLOADS="5000 50000 1000000 5000000 10000000 25000000 50000000 1000000000"
+LOADLOOPS="1000000"
+
 build_progs()
 {
 	(
@@ -268,9 +297,25 @@ build_progs()
 		rm -rf "$build/progs"
 		mkdir -p "$build/progs"
 		set -e
-		for src in $PROGS_C; do
-			gcc -static -O2 -Wall -o "$build/progs/$(basename "$src" .c)" "$KNC_TOP/$src"
+		for p in $PROGS; do
+			src=${p%%:*}
+			flags=
+			[ "$src" = "$p" ] || flags=${p#*:}
+			# shellcheck disable=SC2086 # the flags are words
+			gcc -static -O2 -Wall ${flags//,/ } -o "$build/progs/$(basename "$src" .c)" "$KNC_TOP/$src"
 		done
+		for n in $WORKLOADS; do
+			gcc -nostdlib -static -DKNC_LOOPS="$n" -o "$build/progs/workload-$n" \
+				"$KNC_TOOLS/e2e/workload.S"
+			# the instruction count is exact only with these six
+			c=$(objdump -d "$build/progs/workload-$n" | grep -cE '^ +[0-9a-f]+:' || true)
+			[ "$c" = 6 ] || { echo "workload-$n has $c instructions, want 6"; exit 1; }
+		done
+		for n in $LOADLOOPS; do
+			gcc -nostdlib -static -DKNC_LOOPS="$n" -o "$build/progs/loadloop-$n" \
+				"$KNC_TOOLS/e2e/loadloop.S"
+		done
+		gcc -O2 -Wall -o "$build/progs/papi-count" "$KNC_TOOLS/papi/papi-count.c" -lpapi -lpfm
 		# the model's own test module, against the test kernel
 		mkdir -p "$build/model-mod"
 		cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$build/model-mod/"
@@ -281,11 +326,23 @@ build_progs()
 	) >"$build/progs.log" 2>&1 9>"$build/progs.lock"
 }
 
+# Files of the host every image carries besides perf: file:mode:dest.
+# Dynamically linked programs bring their libraries (guest_libs).
+GUEST_FILES="/usr/share/doc/linux-perf/tips.txt:0644:/usr/share/doc/perf-tip/tips.txt
+	/usr/bin/objdump:0755:/usr/bin/objdump"
+
+# guest_libs FILE...: the shared libraries FILEs need, as file:mode:dest
+guest_libs()
+{
+	ldd "$@" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
+		sort -u | sed 's/.*/&:0755:&/'
+}
+
 # vm_initramfs OUT KERNEL: the one guest, its suites, the programs,
 # perf, the modules
 vm_initramfs()
 {
-	local out=$1 mod=$build/mod-$2 files=() f
+	local out=$1 mod=$build/mod-$2 files=() f gen
 
 	files+=("$KNC_TOOLS/guest/lib.sh:0644:/knc/lib.sh"
 		"$KNC_BAD_ERE:0644:/knc/bad.ere" "$KNC_OK_ERE:0644:/knc/ok.ere"
@@ -299,8 +356,45 @@ vm_initramfs()
 	for f in "$mod"/*.ko; do
 		files+=("$f:0644:/knc/${f##*/}")
 	done
-	mapfile -t -O ${#files[@]} files < <(knc_perf_files)
-	knc_qemu_initramfs "$out" "$KNC_TOOLS/guest/init" "${files[@]}" >/dev/null
+	for f in $GUEST_FILES; do
+		[ ! -f "${f%%:*}" ] || files+=("$f")
+	done
+	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
+		guest_libs /usr/bin/objdump "$build/progs/papi-count")
+	# the same file twice (a library two programs need) once
+	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
+	gen=$(knc_kbuild_dir test)
+	KNC_KBUILD=$gen knc_qemu_initramfs "$out" "$KNC_TOOLS/guest/init" "${files[@]}" >/dev/null
+}
+
+# stock_version SERIES: the Debian kernel release of the installed
+# linux-headers-SERIES.*-amd64 (tools/install-deps.sh installs them)
+stock_version()
+{
+	local h
+
+	h=$(knc_debian_headers "$1") || return 1
+	echo "${h#/usr/src/linux-headers-}"
+}
+
+# stock_image SERIES: Debian's linux-image of the headers' version
+stock_image()
+{
+	local v
+
+	v=$(stock_version "$1") || { echo "no linux-headers-$1 installed"; return 1; }
+	[ -f "/boot/vmlinuz-$v" ] && return 0
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
+}
+
+# kernel_image KERNEL: the bzImage a stage boots
+kernel_image()
+{
+	case "$1" in
+	stock-*) echo "/boot/vmlinuz-$(stock_version "${1#stock-}")" ;;
+	*) echo "$(knc_kbuild_dir "$1")/arch/x86/boot/bzImage" ;;
+	esac
 }
 
 # --- one stage ---
@@ -393,9 +487,8 @@ vm_stage()
 {
 	local i=$1 name=${S_NAME[$1]} kernel=${S_KERNEL[$1]} cpu=${S_CPU[$1]}
 	local icount=${S_ICOUNT[$1]} smp=${S_SMP[$1]} dir=$run/stages/${S_NAME[$1]}
-	local res=$dir/result.tmp qemu cpuarg cpuid args=() extra vmrc=0 kbuild s
+	local res=$dir/result.tmp qemu cpuarg cpuid args=() extra vmrc=0 s
 
-	kbuild=$(knc_kbuild_dir "$kernel")
 	build_modules "$kernel" ||
 		{ result "$res" "failure stage $name: knc-perf.ko build for the $kernel kernel failed ($build/mod-$kernel.log)"; result "$res" "f 1"; return; }
 	build_progs ||
@@ -421,9 +514,11 @@ vm_stage()
 	args+=(loglevel=7 "knc.stage=$name" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$smp"
 	       "knc.cpu_id=$cpuid" knc.ktap=ttyS1)
 	[ "$kernel" != debug ] || args+=(knc.kmemleak=1)
+	# Debian's kernels: the NMI watchdog would take the x86 PMU's NMI
+	[[ "$kernel" != stock-* ]] || args+=(nmi_watchdog=0)
 	[ -z "${KNC_KUNIT_FILTER:-}" ] || args+=("kunit.filter_glob=$KNC_KUNIT_FILTER")
 	KNC_QEMU=$qemu KNC_QEMU_CPU=$cpuarg KNC_VM_SMP=$smp KNC_QEMU_ARGS=$extra \
-	KNC_VM_KERNEL=$kbuild/arch/x86/boot/bzImage \
+	KNC_VM_KERNEL=$(kernel_image "$kernel") \
 		"$KNC_TOOLS/vm.sh" -l "$dir/console.raw" -t "${S_TMO[$i]}" \
 		"$dir/initramfs.cpio" "${args[@]}" || vmrc=$?
 	tr -d '\r' <"$dir/console.raw" >"$dir/console.log" 2>/dev/null || true
@@ -505,9 +600,7 @@ stage()
 	mkdir -p "$dir"
 	echo "$t0" >"$dir/started"
 	: >"$dir/result.tmp"
-	case "${S_KERNEL[$i]}" in
-	test | standalone | debug) why=${broken[${S_KERNEL[$i]}]:-} ;;
-	esac
+	why=${broken[${S_KERNEL[$i]}]:-}
 	[[ "${S_CPU[$i]}" != knc* ]] || why=${why:-${broken[model]:-}}
 	if [ -n "$why" ]; then
 		result "$dir/result.tmp" "failure stage $name: not run: $why"

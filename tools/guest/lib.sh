@@ -268,3 +268,15 @@ modrefs()
 {
 	awk -v m="$1" '$1 == m { print $3; found = 1 } END { if (!found) print "gone" }' /proc/modules
 }
+
+# /knc/workload-N (tools/e2e/workload.S): its user-mode instructions and
+# branches (the loop's jnz N times, the exit syscall once)
+w_insns()
+{
+	echo $((2 * $1 + 4))
+}
+
+w_branches()
+{
+	echo $(($1 + 1))
+}
