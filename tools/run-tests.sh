@@ -438,7 +438,7 @@ ktap_tally()
 	result "$res" "f $((kf + kc + ke))"
 	result "$res" "s $ks"
 	# the failed leaves, by name, from kunit.py's own report
-	grep -E '\[(FAILED|CRASHED)\] ' "$out" | sed 's/^\[[^]]*\] //; s/\[\(FAILED\|CRASHED\)\] //' |
+	sed -n 's/^\[[^]]*\] \[\(FAILED\|CRASHED\)\] \(..*\)$/\2 (\1)/p' "$out" |
 		while read -r path; do
 			result "$res" "failure stage $name: $path"
 		done
@@ -511,7 +511,7 @@ vm_stage()
 		extra+=" -icount shift=$icount,sleep=off"
 		args+=(tsc=reliable "knc.shift=$icount")
 	fi
-	args+=(loglevel=7 "knc.stage=$name" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$smp"
+	args+=(loglevel=7 "knc.stage=$name" "knc.kernel=$kernel" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$smp"
 	       "knc.cpu_id=$cpuid" knc.ktap=ttyS1)
 	[ "$kernel" != debug ] || args+=(knc.kmemleak=1)
 	# Debian's kernels: the NMI watchdog would take the x86 PMU's NMI

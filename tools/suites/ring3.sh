@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# Ring-3 self-monitoring on the QEMU model, on every kernel: SPFLT
+# regions and the per-task preference, read(2) against RDPMC
+# (/knc/selfmon), and the rdpmc knob's rules.  Whether RDPMC is offered
+# depends on the kernel (x86's core PMU publishes pmc_width 40): the
+# stage adds ring3-rdpmc or ring3-nordpmc.  Each SPFLT program prints
+# first the count perf must show (tools/e2e/spflt-work.h: the SPFLTs'
+# own share follows the model's rule, SPFLT_COUNTED; real hardware may
+# differ, see tools/qemu/README.md).
+
+R3_EV=knc/instructions_executed,spflt=1/u
+R3_PMU=/sys/bus/event_source/devices/knc
+R3_KNOB=$R3_PMU/rdpmc
+R3_W=/knc/workload-1000000
+R3_RDPMC=0
+[ ! -d /sys/bus/event_source/devices/cpu ] || R3_RDPMC=1
+
+# r3_stat EVENT PROG [ARGS...]: the count perf stat shows for EVENT over
+# PROG (inherited by its children); PROG's stdout is left in /tmp/r3.out
+r3_stat()
+{
+	r3_ev=$1
+	shift
+	perf stat -x, -o /tmp/r3.csv -e "$r3_ev" -- "$@" >/tmp/r3.out 2>/tmp/r3.err
+	grep -v '^#' /tmp/r3.csv | grep . | head -n 1 | cut -d, -f1
+}
+
+# r3_exact EVENT PROG [ARGS...]: PROG prints the count EVENT must show
+r3_exact()
+{
+	r3_c=$(r3_stat "$@")
+	expect_eq "$r3_c" "$(head -n 1 /tmp/r3.out)" "count"
+}
+
+check_spflt_format()
+{
+	expect_eq "$(cat $R3_PMU/format/spflt 2>&1)" config:32
+}
+
+# a region of exactly known size, inside other work
+check_spflt_region_exact()
+{
+	r3_exact "$R3_EV" /knc/spflt-region 100000 5
+}
+
+check_spflt_region_raw_exact()
+{
+	r3_exact knc/event=0x16,spflt=1/u /knc/spflt-region 1000
+}
+
+# a new monitored task starts at 0, and the preference never leaks:
+# neither from a monitored task that exits with it set (-l) nor from an
+# unmonitored one, which leaves it set in the hardware
+check_spflt_starts_at_0()
+{
+	expect_eq "$(r3_stat "$R3_EV" $R3_W)" 0
+}
+
+check_spflt_region_exit_with_pref_1()
+{
+	r3_exact "$R3_EV" /knc/spflt-region -l 1000
+}
+
+check_spflt_no_leak_after_exit()
+{
+	expect_eq "$(r3_stat "$R3_EV" $R3_W)" 0
+}
+
+# both on CPU 0, so the preference the first leaves in the hardware is
+# there when the second starts
+check_spflt_no_leak_from_unmonitored()
+{
+	taskset -c 0 /knc/spflt-region -l 1000 >/dev/null
+	expect_eq "$(r3_stat "$R3_EV" taskset -c 0 $R3_W)" 0
+}
+
+# two tasks on one CPU, only one sets its preference: inherited by both
+# (perf stat), and each counting itself
+check_spflt_pingpong_stat()
+{
+	r3_exact "$R3_EV" /knc/spflt-pingpong stat 2000 1000
+}
+
+check_spflt_pingpong_stat_parent_sets()
+{
+	r3_exact "$R3_EV" /knc/spflt-pingpong -p stat 2000 1000
+}
+
+check_pingpong_self()
+{
+	ktap_program KNC-E2E 1 /knc/spflt-pingpong self 2000 1000
+}
+
+check_pingpong_self_parent_sets()
+{
+	ktap_program KNC-E2E 1 /knc/spflt-pingpong -p self 2000 1000
+}
+
+# RDPMC and read(2) against each other: selfmon's ten checks
+check_selfmon()
+{
+	ktap_program KNC-E2E $((10 + R3_RDPMC)) /knc/selfmon -R $R3_RDPMC
+}
+
+# with :k an spflt event counts the kernel only while the task's
+# preference is set: nothing of exec, page faults or exit around a region
+# of 22 user instructions, but the exit path of a task that leaves with
+# its preference set (-l): more than 100 instructions, and less than the
+# whole program's kernel work (stat-instructions-k-nonzero's bound)
+check_spflt_kernel_outside_region()
+{
+	expect_eq "$(r3_stat knc/instructions_executed,spflt=1/k /knc/spflt-region 10)" 0
+}
+
+check_spflt_kernel_with_pref()
+{
+	expect_range "$(r3_stat knc/instructions_executed,spflt=1/k /knc/spflt-region -l 10)" 101 2000004
+}
+
+check_rdpmc_nomap_sigsegv()
+{
+	r3_out=$(/knc/rdpmc-nomap 2>&1)
+	info "$r3_out"
+	expect_true "refused with SIGSEGV" eval 'echo "$r3_out" | grep -q "result=refused signal=SIGSEGV"'
+}
+
+check_rdpmc_open_unmapped_sigsegv()
+{
+	r3_out=$(/knc/rdpmc-nomap open 2>&1)
+	info "$r3_out"
+	expect_true "refused with SIGSEGV" eval 'echo "$r3_out" | grep -q "result=refused signal=SIGSEGV"'
+}
+
+# the knob: its default, root only, 2 refused, 0 takes RDPMC away from
+# new events
+check_rdpmc_knob_default()
+{
+	expect_eq "$(cat $R3_KNOB 2>&1)" $R3_RDPMC
+}
+
+check_rdpmc_knob_root_only()
+{
+	expect_eq "$(ls -l $R3_KNOB | cut -c1-10)" "-rw-------"
+}
+
+check_rdpmc_knob_2_refused()
+{
+	if echo 2 >$R3_KNOB 2>/tmp/r3.knob; then
+		fail "write succeeded, reads $(cat $R3_KNOB)"
+	else
+		info "$(cat /tmp/r3.knob)"
+		expect_eq "$(cat $R3_KNOB)" $R3_RDPMC "after the refused write"
+	fi
+}
+
+check_rdpmc_knob_0()
+{
+	echo 0 >$R3_KNOB || { fail "writing 0 failed"; return; }
+	r3_out=$(/knc/rdpmc-nomap map 2>&1)
+	info "knob 0: $r3_out"
+	expect_true "no RDPMC, SIGSEGV" eval 'echo "$r3_out" | grep -q "cap_user_rdpmc=0 index=0 .*result=refused signal=SIGSEGV"'
+}
