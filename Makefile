@@ -53,7 +53,7 @@ model-test:
 	tools/run-tests.sh --only model,model-no-spflt,model-no-pmu,model-shift1
 
 e2e:
-	tools/e2e/run-e2e.sh
+	tools/run-tests.sh --only e2e,e2e-shift1
 
 stock:
 	tools/e2e/run-stock.sh
