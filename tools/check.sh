@@ -22,9 +22,8 @@
 # copy under $KNC_CACHE/check, so objects of different kernels never mix
 # with each other or with the work tree.
 #
-# Prints "check-plan: <name>..." (every check it will run, before running
-# them), "check: <name>: PASS|FAIL|SKIP" per check and, unless run from
-# run-tests.sh (KNC_CHECK_NESTED=1), a final "N passed, N failed" line.
+# Prints KTAP: the plan, then "ok N name" or "not ok N name" per check,
+# the build output indented in between; "# N passed, N failed" last.
 set -euo pipefail
 
 KNC_LOG_TAG=check
@@ -36,13 +35,16 @@ skipped=0
 logdir=$KNC_CACHE/check
 mkdir -p "$logdir"
 
+# result NAME PASS|FAIL|SKIP: one KTAP result line (make test parses
+# them with kunit.py, tools/run-tests.sh)
+nresult=0
 result()
 {
-	echo "check: $1: $2"
+	nresult=$((nresult + 1))
 	case "$2" in
-	PASS) passed=$((passed + 1)) ;;
-	FAIL) failed=$((failed + 1)) ;;
-	*) skipped=$((skipped + 1)) ;;
+	PASS) passed=$((passed + 1)); echo "ok $nresult $1" ;;
+	FAIL) failed=$((failed + 1)); echo "not ok $nresult $1" ;;
+	*) skipped=$((skipped + 1)); echo "ok $nresult $1 # SKIP no-test-kernel: not built yet" ;;
 	esac
 }
 
@@ -80,7 +82,7 @@ check_checkpatch()
 	   ! grep -qE '^(ERROR|WARNING|CHECK):' "$log"; then
 		result checkpatch PASS
 	else
-		sed 's/^/  /' "$log" | head -n 60
+		sed 's/^/# /' "$log" | head -n 60
 		result checkpatch FAIL
 	fi
 }
@@ -104,26 +106,27 @@ check_build()
 	other=$(grep -cE '(warning|error):' "$log" || true)
 	if [ "$rc" -ne 0 ] || [ -n "$ours" ]; then
 		if [ -n "$ours" ]; then
-			printf '%s\n' "$ours" | sed "s|$dir/||; s/^/  /" | head -n 40
+			printf '%s\n' "$ours" | sed "s|$dir/||; s/^/# /" | head -n 40
 		else
-			tail -n 25 "$log" | sed 's/^/  /'
+			tail -n 25 "$log" | sed 's/^/# /'
 		fi
-		echo "  (full log: $log)"
+		echo "# (full log: $log)"
 		result "$name" FAIL
 	else
 		[ "$other" = 0 ] ||
-			echo "  $name: $other warning(s) from kernel headers ignored, see $log"
+			echo "# $name: $other warning(s) from kernel headers ignored, see $log"
 		result "$name" PASS
 	fi
 	make -C "$dir" KDIR="$kdir" clean >/dev/null 2>&1 || true
 }
 
-echo "check-plan: tally-selftest docs abi-doc checkpatch build-6.1 build-6.12 build-test-kernel"
+echo "KTAP version 1"
+echo "1..7"	# tally-selftest docs abi-doc checkpatch build-6.1 build-6.12 build-test-kernel
 
 if "$KNC_TOOLS/selftest-tally.sh" >"$logdir/tally-selftest.log" 2>&1; then
 	result tally-selftest PASS
 else
-	grep -v ': PASS$' "$logdir/tally-selftest.log" | sed 's/^/  /' | head -n 40
+	grep -v ': PASS$' "$logdir/tally-selftest.log" | sed 's/^/# /' | head -n 40
 	result tally-selftest FAIL
 fi
 
@@ -134,8 +137,8 @@ if command -v sphinx-build >/dev/null &&
 	"$logdir/sphinx" >"$logdir/sphinx.log" 2>&1; then
 	result docs PASS
 else
-	command -v sphinx-build >/dev/null || echo "  sphinx-build missing (run tools/install-deps.sh)"
-	sed 's/^/  /' "$logdir/sphinx.log" 2>/dev/null | head -n 20
+	command -v sphinx-build >/dev/null || echo "# sphinx-build missing (run tools/install-deps.sh)"
+	sed 's/^/# /' "$logdir/sphinx.log" 2>/dev/null | head -n 20
 	result docs FAIL
 fi
 
@@ -155,7 +158,7 @@ done < <(sed -n 's/^PMU_FORMAT_ATTR(\([a-z]*\),[[:space:]]*"\([^"]*\)");/\1 \2/p
 if [ -z "$abimiss" ] && grep -q '^What:.*/knc/rdpmc$' "$abi"; then
 	result abi-doc PASS
 else
-	echo "  not in $abi:$abimiss"
+	echo "# not in $abi:$abimiss"
 	result abi-doc FAIL
 fi
 
@@ -168,7 +171,7 @@ for v in 6.1 6.12; do
 	if hdr=$(knc_debian_headers "$v"); then
 		check_build "build-$v" "$hdr"
 	else
-		echo "  no /usr/src/linux-headers-$v.*-amd64 (run tools/install-deps.sh)"
+		echo "# no /usr/src/linux-headers-$v.*-amd64 (run tools/install-deps.sh)"
 		result "build-$v" FAIL
 	fi
 done
@@ -179,8 +182,6 @@ else
 	result build-test-kernel SKIP
 fi
 
-if [ "${KNC_CHECK_NESTED:-0}" != 1 ]; then
-	[ "$skipped" = 0 ] || echo "check: $skipped skipped (test kernel not built yet)"
-	echo "$passed passed, $failed failed"
-fi
+[ "$skipped" = 0 ] || echo "# $skipped skipped (test kernel not built yet)"
+echo "# $passed passed, $failed failed"
 [ "$failed" = 0 ]

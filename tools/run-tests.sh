@@ -36,6 +36,9 @@
 # runs without a trace.
 set -euo pipefail
 
+# One brace group: bash reads it whole before running it, so an edit of
+# this file during a run (another checkout, a rebase) cannot change it.
+{
 KNC_LOG_TAG=test
 KNC_TOP=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -110,8 +113,9 @@ start=$(date +%s)
 mkdir -p "$KNC_CACHE/logs"
 # the newest 10 runs are kept, and any run of the last 6 hours (another
 # runner may still be writing it)
-ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 |
-	xargs -r -I{} find {} -maxdepth 0 -mmin +360 -exec rm -rf {} +
+for d in $(ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10); do
+	[ -z "$(find "$d" -maxdepth 0 -mmin +360)" ] || rm -rf "$d"
+done
 run=$(mktemp -d "$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)-XXXX")
 mkdir -p "$run/stages"
 ln -sfn "$run" "$KNC_CACHE/logs/latest"
@@ -591,6 +595,21 @@ run_stage()
 	fi
 }
 
+# host_stage I: a stage without a VM ("host:SCRIPT"): SCRIPT prints KTAP
+host_stage()
+{
+	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} rc=0
+
+	timeout -k 10 "${S_TMO[$i]}" "$KNC_TOP/${S_SUITES[$i]#host:}" \
+		>"$dir/ktap.log" 2>"$dir/log" </dev/null || rc=$?
+	[ "$rc" != 124 ] || result "$dir/result.tmp" "failure stage $name: killed after ${S_TMO[$i]} s (tools/stages tmo)"
+	ktap_tally "$name" "$dir/ktap.log" "$dir/result.tmp" "${S_ALLOW[$i]}"
+	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$dir/ktap.log"; then
+		result "$dir/result.tmp" "failure stage $name: ${S_SUITES[$i]#host:} exit $rc with no failed check ($dir/log)"
+		result "$dir/result.tmp" "f 1"
+	fi
+}
+
 # stage I in the background: its result file, whatever happens inside
 stage()
 {
@@ -605,6 +624,8 @@ stage()
 	if [ -n "$why" ]; then
 		result "$dir/result.tmp" "failure stage $name: not run: $why"
 		result "$dir/result.tmp" "f 1"
+	elif [[ "${S_SUITES[$i]}" == host:* ]]; then
+		host_stage "$i" || result "$dir/result.tmp" "failure stage $name: runner error"
 	elif [[ "${S_SUITES[$i]}" == run:* ]]; then
 		run_stage "$i" || result "$dir/result.tmp" "failure stage $name: runner error"
 	else
@@ -676,3 +697,5 @@ while :; do
 	done
 done
 kill "$ticker" 2>/dev/null || true
+exit
+}
