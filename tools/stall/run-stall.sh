@@ -22,12 +22,13 @@
 #	--targeted N	rounds of the targeted phase (a sampling event armed
 #			at its wrap on one vCPU, the other busy in user mode)
 #	--gap S		fail when a vCPU's heartbeat (one per guest second)
-#			is more than S wall seconds late (default 120), and
-#			stop the VM then
-#	--ratio R	also fail when a gap is longer than R times the
-#			median gap and than --min-gap (default 5 and 30 s):
-#			the host's load slows every beat alike, a stall
-#			only some
+#			is more than S wall seconds late (default 45: a beat
+#			takes 2-6 s on a 2-core host, up to 21 s seen, and more when make
+#			test runs two VMs at once), and stop the VM then.
+#			An absolute bound, not one taken from the run's own
+#			beats: a guest that crawls uniformly must not raise
+#			it.  It is a hang detector for issue 12's minute-long
+#			stalls, not a timing check.
 #	--probe S	probe the monitor once a heartbeat is S wall seconds
 #			late (default 30)
 #	--timeout S	kill the VM after S wall seconds
@@ -53,9 +54,7 @@ form=long
 mode=model
 secs=
 targeted=
-gap=120
-ratio=5
-mingap=30
+gap=45
 probe=30
 tmo=
 while [ $# -gt 0 ]; do
@@ -65,11 +64,9 @@ while [ $# -gt 0 ]; do
 	--secs) secs=$2; shift ;;
 	--targeted) targeted=$2; shift ;;
 	--gap) gap=$2; shift ;;
-	--ratio) ratio=$2; shift ;;
-	--min-gap) mingap=$2; shift ;;
 	--probe) probe=$2; shift ;;
 	--timeout) tmo=$2; shift ;;
-	*) knc_die "usage: $0 [--short] [--mode model|nomod|plain] [--secs S] [--targeted N] [--gap S] [--ratio R] [--min-gap S] [--probe S] [--timeout S]" ;;
+	*) knc_die "usage: $0 [--short] [--mode model|nomod|plain] [--secs S] [--targeted N] [--gap S] [--probe S] [--timeout S]" ;;
 	esac
 	shift
 done
@@ -96,7 +93,7 @@ fi
 work=$KNC_CACHE/stall/$mode-$form
 rm -rf "$work"
 mkdir -p "$work"
-knc_log "kernel: $KNC_KERNEL_VARIANT; mode $mode, $form form: $targeted targeted rounds, $secs guest s mixed; gaps bound: ${ratio}x the median, at least ${mingap}s, at most ${gap}s wall"
+knc_log "kernel: $KNC_KERNEL_VARIANT; mode $mode, $form form: $targeted targeted rounds, $secs guest s mixed; hang bound: a beat more than ${gap}s wall late"
 knc_build_module "$work/mod"
 # workloads of 2n+4 user instructions (tools/e2e/workload.S): 10^4,
 # 2*10^6, 2*10^7, 10^8 (0.1 s of guest time at -icount shift=0) and the
@@ -245,15 +242,13 @@ for c in 0 1; do
 done
 
 guest_end=$(knc_last_line '^KNC-STALL-HB: ' "$log" | cut -d' ' -f3)
-# the gaps between two beats of one vCPU: median and the relative bound
+# the gaps between two beats of one vCPU: the median, for the log only
 median=$(awk '{ c = $3; if (c in p) print $1 - p[c]; p[c] = $1 }' "$work/beats.log" |
 	sort -n | awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : 0 }')
-rel=$((ratio * median))
-[ "$rel" -ge "$mingap" ] || rel=$mingap
-[ "$rel" -le "$gap" ] || rel=$gap
+rel=$gap
 {
 	echo "KNC-STALL-PLAN: heartbeat-cpu0 heartbeat-cpu1"
-	echo "KNC-STALL-INFO: wall $((end - start)) s for ${guest_end:-?} guest s; median gap $median s, bound $rel s (${ratio}x median, at least $mingap, at most $gap); $stalls overdue episodes, $probes monitor probes ($probef)$([ "$aborted" = 0 ] || echo "; VM stopped on a stall")"
+	echo "KNC-STALL-INFO: wall $((end - start)) s for ${guest_end:-?} guest s; median gap $median s, hang bound $rel s; $stalls overdue episodes, $probes monitor probes ($probef)$([ "$aborted" = 0 ] || echo "; VM stopped on a stall")"
 	[ -f "$work/probes.log" ] && cat "$work/probes.log"
 	for c in 0 1; do
 		if [ -z "${last[$c]:-}" ]; then
