@@ -12,8 +12,10 @@
 # stock-kernel run loads that one (KNC_STOCK_KO), so the DKMS build is
 # the one the end-to-end checks run.
 #
-# Prints "KNC-DKMS: <name>: PASS|FAIL [detail]" and "N passed, N failed";
-# exit status non-zero on failure.  Needs root (apt-get, dkms).
+# Prints KTAP (make test's dkms stage parses it with kunit.py): the plan,
+# then "ok N name" or "not ok N name" per check, details as "# " lines;
+# "# N passed, N failed" last; exit status non-zero on failure.  Needs
+# root (apt-get, dkms).
 set -euo pipefail
 
 KNC_LOG_TAG=dkms
@@ -24,16 +26,21 @@ passed=0
 failed=0
 plan=()
 
+nres=0
 res()
 {
-	echo "KNC-DKMS: $1: $2${3:+ $3}"
+	nres=$((nres + 1))
+	[ -z "${3:-}" ] || echo "# $1: $3"
 	case "$2" in
-	PASS) passed=$((passed + 1)) ;;
-	*) failed=$((failed + 1)) ;;
+	PASS) passed=$((passed + 1)); echo "ok $nres $1" ;;
+	*) failed=$((failed + 1)); echo "not ok $nres $1" ;;
 	esac
-	for i in "${!plan[@]}"; do
-		[ "${plan[i]}" != "$1" ] || unset 'plan[i]'
-	done
+}
+
+# progress as KTAP diagnostics
+knc_log()
+{
+	echo "# [dkms] $*"
 }
 
 check()
@@ -76,7 +83,8 @@ for k in "${kvers[@]}"; do
 	plan+=("build-$k" "install-$k" "installed-module-$k" "modinfo-$k")
 done
 plan+=(remove system-as-found)
-echo "KNC-DKMS-PLAN: ${plan[*]}"
+echo "KTAP version 1"
+echo "1..${#plan[@]}"	# ${plan[*]}
 
 
 [ -n "$ver" ] && [ "$ver" = "$modver" ] &&
@@ -149,8 +157,5 @@ done
 	res system-as-found PASS "dkms status: ${after:-(none)}" ||
 	res system-as-found FAIL "dkms status '$after' (was '$before'), modules left for:$left"
 
-for name in "${plan[@]}"; do
-	res "$name" FAIL "declared, no verdict"
-done
-echo "$passed passed, $failed failed"
+echo "# $passed passed, $failed failed"
 [ "$failed" = 0 ]
