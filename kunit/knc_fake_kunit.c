@@ -20,7 +20,7 @@ static int knc_fake_test_init(struct kunit *test)
 static void knc_fake_test_exit(struct kunit *test)
 {
 	knc_fake_set_nmi_handler(knc_pmi_handle);
-	knc_fake_reset(KNC_TEST_CPU);
+	knc_fake_reset(knc_test_cpu);
 }
 
 /* Run @stmt's accesses with interrupts off, as the driver does. */

@@ -7,15 +7,31 @@
 #include <kunit/test.h>
 #include <linux/cpumask.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <asm/apicdef.h>
 
 #include "knc_kunit.h"
 
+/*
+ * The driver keeps per-CPU state and the perf core pins its events to
+ * CPUs; running the suites pinned to another CPU than 0 (the harness
+ * does, in one of its kernels) catches state that only CPU 0 gets right.
+ */
+unsigned int knc_test_cpu;
+module_param_named(test_cpu, knc_test_cpu, uint, 0444);
+MODULE_PARM_DESC(test_cpu, "online CPU every test runs pinned to (default 0)");
+
 struct knc_fake_thread *knc_test_fake(void)
 {
-	return knc_fake_thread(KNC_TEST_CPU);
+	return knc_fake_thread(knc_test_cpu);
+}
+
+/* An online CPU other than the test's, or nr_cpu_ids when there is none. */
+unsigned int knc_test_other_cpu(void)
+{
+	return cpumask_any_but(cpu_online_mask, knc_test_cpu);
 }
 
 /*
@@ -52,9 +68,9 @@ int knc_test_init(struct kunit *test)
 {
 	unsigned int cpu;
 
-	if (!cpu_online(KNC_TEST_CPU))
+	if (!cpu_online(knc_test_cpu))
 		return -ENODEV;
-	set_cpus_allowed_ptr(current, cpumask_of(KNC_TEST_CPU));
+	set_cpus_allowed_ptr(current, cpumask_of(knc_test_cpu));
 	knc_fake_reset_all();
 	knc_kunit_warnings = 0;
 	knc_fake_x86_rdpmc = 1;
@@ -213,6 +229,11 @@ kunit_test_suites(&knc_spec_suite, &knc_fake_suite, &knc_events_suite, &knc_iden
  */
 static int __init knc_kunit_init(void)
 {
+	if (knc_test_cpu >= nr_cpu_ids || !cpu_online(knc_test_cpu)) {
+		pr_err("knc_kunit: test_cpu=%u is not an online CPU\n", knc_test_cpu);
+		return -EINVAL;
+	}
+	pr_info("knc_kunit: the tests run on CPU %u\n", knc_test_cpu);
 	knc_fake_reset_all();
 	knc_fake_set_nmi_handler(knc_pmi_handle);
 	return knc_pmu_register("knc_kunit");
