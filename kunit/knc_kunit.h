@@ -49,6 +49,7 @@ extern unsigned int knc_test_cpu;
 #define EVTSEL_USR_OS_EN	(SPEC_EVTSEL_USR | SPEC_EVTSEL_OS | EVTSEL_DRIVER)
 
 int knc_test_init(struct kunit *test);
+void knc_test_expect_warnings(unsigned int n);
 int knc_owner_init(struct kunit *test);
 int knc_core_init(struct kunit *test);
 void knc_test_exit(struct kunit *test);

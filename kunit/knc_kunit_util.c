@@ -35,17 +35,31 @@ unsigned int knc_test_other_cpu(void)
 }
 
 /*
- * The driver never does anything the spec forbids, on any thread, and no
- * PMI it takes ends as an unknown NMI.  This runs as the test's last
- * kunit action: KUnit runs suite->exit first and then the actions, last
- * added first, so the deferred destroy() of every event, and with the
- * last one the give-back of the counters, has run by the time it checks.
+ * What KNC_WARN_ONCE(), which stands in for the driver's WARN_ONCE() in
+ * the KUnit build, may count in this test; 0 unless the test says.
+ */
+static unsigned int knc_warnings_expected;
+
+void knc_test_expect_warnings(unsigned int n)
+{
+	knc_warnings_expected = n;
+}
+
+/*
+ * The driver never does anything the spec forbids, on any thread, no PMI
+ * it takes ends as an unknown NMI, and it did not warn unless the test
+ * provoked it.  This runs as the test's last kunit action: KUnit runs
+ * suite->exit first and then the actions, last added first, so the
+ * deferred destroy() of every event, and with the last one the give-back
+ * of the counters, has run by the time it checks.
  */
 static void knc_test_check_spec(void *arg)
 {
 	struct kunit *test = arg;
 	unsigned int cpu;
 
+	KUNIT_EXPECT_EQ_MSG(test, knc_kunit_warnings, knc_warnings_expected,
+			    "the driver's KNC_WARN_ONCE() fired");
 	for_each_possible_cpu(cpu) {
 		struct knc_fake_thread *t = knc_fake_thread(cpu);
 
@@ -73,6 +87,7 @@ int knc_test_init(struct kunit *test)
 	set_cpus_allowed_ptr(current, cpumask_of(knc_test_cpu));
 	knc_fake_reset_all();
 	knc_kunit_warnings = 0;
+	knc_warnings_expected = 0;
 	knc_fake_x86_rdpmc = 1;
 	for_each_possible_cpu(cpu) {
 		struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);

@@ -423,6 +423,7 @@ static void knc_pmi_stuck_status_is_bounded(struct kunit *test)
 	struct perf_event *e = knc_sampling_event(test, EV_INST, 100, 0);
 	struct knc_fake_thread *t = knc_test_fake();
 
+	knc_test_expect_warnings(1);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	t->stuck_status = BIT(e->hw.idx);
 	knc_fake_clear_log(t);
@@ -553,6 +554,7 @@ static void knc_pmi_samples_after_stuck_status(struct kunit *test)
 	struct perf_event *f = knc_sampling_event(test, EV_CYCLES, 100, 1);
 	struct knc_fake_thread *t = knc_test_fake();
 
+	knc_test_expect_warnings(1);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	t->stuck_status = SPEC_GLOBAL_BIT(e->hw.idx);
 	knc_test_inject(EV_INST, 100);
