@@ -341,5 +341,6 @@ static struct kunit_case knc_events_cases[] = {
 
 struct kunit_suite knc_events_suite = {
 	.name = "knc_events",
+	.init = knc_test_watch_init,
 	.test_cases = knc_events_cases,
 };

@@ -17,10 +17,14 @@ static int knc_fake_test_init(struct kunit *test)
 	return err;
 }
 
+/*
+ * The fake stays as the test left it for knc_test_check_spec(), which
+ * runs after this: a test that breaks a rule on purpose, to see the fake
+ * count it, takes back exactly the count it provoked.
+ */
 static void knc_fake_test_exit(struct kunit *test)
 {
 	knc_fake_set_nmi_handler(knc_pmi_handle);
-	knc_fake_reset(KNC_TEST_CPU);
 }
 
 /* Run @stmt's accesses with interrupts off, as the driver does. */
@@ -154,6 +158,9 @@ static void knc_fake_apic_delivers_on_edges(struct kunit *test)
 	knc_test_inject(EV_INST, 1);
 	KUNIT_EXPECT_EQ(test, t->pmis, 1);
 	KUNIT_EXPECT_TRUE(test, t->lvtpc & APIC_LVT_MASKED);
+	/* this suite serves no NMI: x86 calls the one delivered unknown */
+	KUNIT_EXPECT_EQ(test, t->unknown_nmis, 1);
+	t->unknown_nmis = 0;
 
 	/* line still high: a second wrap is no new edge */
 	ON_TEST_CPU(knc_hw_write(SPEC_MSR_PERFCNT0, SPEC_COUNTER_VALUE_MASK));
@@ -237,6 +244,7 @@ static void knc_fake_latches_one_nmi(struct kunit *test)
 	knc_fake_nmi_release(t);
 	KUNIT_EXPECT_EQ(test, t->nmis, 5);
 	KUNIT_EXPECT_EQ(test, t->unknown_nmis, 1);
+	t->unknown_nmis = 0;
 }
 
 static struct kunit_case knc_fake_cases[] = {
@@ -256,6 +264,71 @@ struct kunit_suite knc_fake_suite = {
 	.init = knc_fake_test_init,
 	.exit = knc_fake_test_exit,
 	.test_cases = knc_fake_cases,
+};
+
+/* ---- the watch every test ends with ---------------------------------- */
+
+/*
+ * It counts the kernel's reports on printk's console tracepoint: not
+ * hooked up, it would let every WARN pass.
+ */
+static void knc_harness_sees_printk(struct kunit *test)
+{
+	int before = knc_test_console_records();
+
+	pr_info("knc_kunit: a record for the report watch\n");
+	KUNIT_EXPECT_GT(test, knc_test_console_records(), before);
+}
+
+struct knc_harness_record {
+	const char	*name;
+	const char	*text;
+	size_t		len;	/* 0: strlen(text) */
+	bool		report;
+};
+
+/* As the console tracepoint passes them: no level, no newline. */
+static const struct knc_harness_record knc_harness_records[] = {
+	{ "warn-with-file",
+	  "WARNING: CPU: 1 PID: 42 at kernel/events/core.c:1234 f+0x5/0x10", 0, true },
+	{ "warn-without-file", "WARNING: CPU: 0 PID: 1 at f+0x5/0x10", 0, true },
+	{ "lockdep", "WARNING: possible circular locking dependency detected", 0, true },
+	{ "rcu", "WARNING: suspicious RCU usage", 0, true },
+	{ "might-sleep", "BUG: sleeping function called from invalid context at f.c:1",
+	  0, true },
+	/* a report's other lines, and what merely mentions one */
+	{ "cut-here", "------------[ cut here ]------------", 0, false },
+	{ "mention", "knc_perf: WARNING: not a report", 0, false },
+	{ "empty", "", 0, false },
+	/* the record ends before the mark does */
+	{ "cut-short", "WARNING: CPU: 0", 7, false },
+};
+
+static void knc_harness_record_desc(const struct knc_harness_record *r, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", r->name);
+}
+
+KUNIT_ARRAY_PARAM(knc_harness_record, knc_harness_records, knc_harness_record_desc);
+
+static void knc_harness_knows_reports(struct kunit *test)
+{
+	const struct knc_harness_record *r = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, knc_test_is_report(r->text, r->len ?: strlen(r->text)),
+			r->report);
+}
+
+static struct kunit_case knc_harness_cases[] = {
+	KUNIT_CASE(knc_harness_sees_printk),
+	KUNIT_CASE_PARAM(knc_harness_knows_reports, knc_harness_record_gen_params),
+	{}
+};
+
+struct kunit_suite knc_harness_suite = {
+	.name = "knc_harness",
+	.init = knc_test_watch_init,
+	.test_cases = knc_harness_cases,
 };
 
 /* ---- the driver's register map against the spec's ------------------- */
@@ -369,5 +442,6 @@ static struct kunit_case knc_spec_cases[] = {
 
 struct kunit_suite knc_spec_suite = {
 	.name = "knc_spec",
+	.init = knc_test_watch_init,
 	.test_cases = knc_spec_cases,
 };

@@ -22,8 +22,8 @@ struct knc_spec_event {
 
 extern const struct knc_spec_event knc_spec_table[KNC_SPEC_EVENTS];
 
-/* Every test runs pinned to this CPU. */
-#define KNC_TEST_CPU		0
+/* Every test runs pinned to this CPU, knc-perf-kunit.ko's test_cpu. */
+extern unsigned int knc_test_cpu;
 
 /*
  * LVTPC as the kernel had it before knc-perf took the counters: masked,
@@ -49,10 +49,15 @@ extern const struct knc_spec_event knc_spec_table[KNC_SPEC_EVENTS];
 #define EVTSEL_USR_OS_EN	(SPEC_EVTSEL_USR | SPEC_EVTSEL_OS | EVTSEL_DRIVER)
 
 int knc_test_init(struct kunit *test);
+int knc_test_watch_init(struct kunit *test);
+void knc_test_expect_warnings(unsigned int n);
+bool knc_test_is_report(const char *text, size_t len);
+int knc_test_console_records(void);
 int knc_owner_init(struct kunit *test);
 int knc_core_init(struct kunit *test);
 void knc_test_exit(struct kunit *test);
 struct knc_fake_thread *knc_test_fake(void);
+unsigned int knc_test_other_cpu(void);
 struct perf_event *knc_test_event(struct kunit *test, u32 type, u64 config);
 void knc_test_destroy(void *event);
 void knc_test_release_counter(void *event);
@@ -63,6 +68,7 @@ int knc_test_sched_in(struct perf_event *event);
 void knc_test_sched_out(struct perf_event *event);
 void knc_test_read(struct perf_event *event);
 
+extern struct kunit_suite knc_harness_suite;
 extern struct kunit_suite knc_spec_suite;
 extern struct kunit_suite knc_fake_suite;
 extern struct kunit_suite knc_events_suite;

@@ -5,31 +5,139 @@
  * module that registers the driver copy and runs every suite.
  */
 #include <kunit/test.h>
+#include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
 #include <asm/apicdef.h>
 
 #include "knc_kunit.h"
 
+/*
+ * The driver keeps per-CPU state and the perf core pins its events to
+ * CPUs; running the suites pinned to another CPU than 0 (the harness
+ * does, in one of its kernels) catches state that only CPU 0 gets right.
+ */
+unsigned int knc_test_cpu;
+module_param_named(test_cpu, knc_test_cpu, uint, 0444);
+MODULE_PARM_DESC(test_cpu, "online CPU every test runs pinned to (default 0)");
+
 struct knc_fake_thread *knc_test_fake(void)
 {
-	return knc_fake_thread(KNC_TEST_CPU);
+	return knc_fake_thread(knc_test_cpu);
+}
+
+/* An online CPU other than the test's, or nr_cpu_ids when there is none. */
+unsigned int knc_test_other_cpu(void)
+{
+	return cpumask_any_but(cpu_online_mask, knc_test_cpu);
 }
 
 /*
- * The driver never does anything the spec forbids, on any thread, and no
- * PMI it takes ends as an unknown NMI.  This runs as the test's last
- * kunit action: KUnit runs suite->exit first and then the actions, last
- * added first, so the deferred destroy() of every event, and with the
- * last one the give-back of the counters, has run by the time it checks.
+ * The kernel's own reports while a test runs: a WARN, and what lockdep,
+ * RCU or the sleep-in-atomic check print, each open a record with one of
+ * these.  TAINT_WARN cannot charge them to a test, as it stays set from
+ * the first WARN of the boot on, and KUnit does not look at them at all;
+ * printk's console tracepoint sees every record, in any context, so each
+ * test counts those that came while it ran.  6.1 does not export the
+ * tracepoint, hence the search by name.
+ */
+static const char * const knc_report_marks[] = { "WARNING:", "BUG:" };
+static atomic_t knc_kernel_reports = ATOMIC_INIT(0);
+static atomic_t knc_console_records = ATOMIC_INIT(0);
+static struct tracepoint *knc_console_tp;
+static int knc_reports_at_init;
+
+bool knc_test_is_report(const char *text, size_t len)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(knc_report_marks); i++) {
+		size_t n = strlen(knc_report_marks[i]);
+
+		if (len >= n && !memcmp(text, knc_report_marks[i], n))
+			return true;
+	}
+	return false;
+}
+
+static void knc_test_console_probe(void *data, const char *text, size_t len)
+{
+	atomic_inc(&knc_console_records);
+	if (knc_test_is_report(text, len))
+		atomic_inc(&knc_kernel_reports);
+}
+
+int knc_test_console_records(void)
+{
+	return atomic_read(&knc_console_records);
+}
+
+static void knc_test_find_console_tp(struct tracepoint *tp, void *unused)
+{
+	if (!strcmp(tp->name, "console"))
+		knc_console_tp = tp;
+}
+
+/*
+ * What KNC_WARN_ONCE(), which stands in for the driver's WARN_ONCE() in
+ * the KUnit build, may count in this test; 0 unless the test says.
+ */
+static unsigned int knc_warnings_expected;
+
+void knc_test_expect_warnings(unsigned int n)
+{
+	knc_warnings_expected = n;
+}
+
+static void knc_test_watch_start(void)
+{
+	knc_reports_at_init = atomic_read(&knc_kernel_reports);
+	knc_kunit_warnings = 0;
+	knc_warnings_expected = 0;
+}
+
+static void knc_test_check_reports(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&knc_kernel_reports) - knc_reports_at_init, 0,
+			    "the kernel printed a WARNING: or BUG: report meanwhile");
+	KUNIT_EXPECT_EQ_MSG(test, knc_kunit_warnings, knc_warnings_expected,
+			    "the driver's KNC_WARN_ONCE() fired");
+}
+
+static void knc_test_check_reports_action(void *arg)
+{
+	knc_test_check_reports(arg);
+}
+
+/*
+ * The suites without a fake PMU to set up watch too: their last action
+ * checks that nothing warned while they ran.
+ */
+int knc_test_watch_init(struct kunit *test)
+{
+	knc_test_watch_start();
+	return kunit_add_action_or_reset(test, knc_test_check_reports_action, test);
+}
+
+/*
+ * The driver never does anything the spec forbids, on any thread, no PMI
+ * it takes ends as an unknown NMI, and neither it nor the kernel warned.
+ * This runs as the test's last kunit action: KUnit runs suite->exit
+ * first and then the actions, last added first, so the deferred
+ * destroy() of every event, and with the last one the give-back of the
+ * counters, has run by the time it checks.
  */
 static void knc_test_check_spec(void *arg)
 {
 	struct kunit *test = arg;
 	unsigned int cpu;
 
+	knc_test_check_reports(test);
 	for_each_possible_cpu(cpu) {
 		struct knc_fake_thread *t = knc_fake_thread(cpu);
 
@@ -52,11 +160,11 @@ int knc_test_init(struct kunit *test)
 {
 	unsigned int cpu;
 
-	if (!cpu_online(KNC_TEST_CPU))
+	if (!cpu_online(knc_test_cpu))
 		return -ENODEV;
-	set_cpus_allowed_ptr(current, cpumask_of(KNC_TEST_CPU));
+	set_cpus_allowed_ptr(current, cpumask_of(knc_test_cpu));
 	knc_fake_reset_all();
-	knc_kunit_warnings = 0;
+	knc_test_watch_start();
 	knc_fake_x86_rdpmc = 1;
 	for_each_possible_cpu(cpu) {
 		struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
@@ -201,10 +309,11 @@ void knc_test_read(struct perf_event *event)
 	local_irq_restore(flags);
 }
 
-kunit_test_suites(&knc_spec_suite, &knc_fake_suite, &knc_events_suite, &knc_identity_suite,
-		  &knc_event_init_suite, &knc_sched_suite, &knc_counting_suite,
-		  &knc_owner_suite, &knc_pmi_suite, &knc_sampling_suite,
-		  &knc_core_suite, &knc_ring3_suite);
+kunit_test_suites(&knc_harness_suite, &knc_spec_suite, &knc_fake_suite,
+		  &knc_events_suite, &knc_identity_suite, &knc_event_init_suite,
+		  &knc_sched_suite, &knc_counting_suite, &knc_owner_suite,
+		  &knc_pmi_suite, &knc_sampling_suite, &knc_core_suite,
+		  &knc_ring3_suite);
 
 /*
  * The suites run once this module is live, against the driver copy
@@ -213,15 +322,37 @@ kunit_test_suites(&knc_spec_suite, &knc_fake_suite, &knc_events_suite, &knc_iden
  */
 static int __init knc_kunit_init(void)
 {
+	int err;
+
+	if (knc_test_cpu >= nr_cpu_ids || !cpu_online(knc_test_cpu)) {
+		pr_err("knc_kunit: test_cpu=%u is not an online CPU\n", knc_test_cpu);
+		return -EINVAL;
+	}
+	for_each_kernel_tracepoint(knc_test_find_console_tp, NULL);
+	if (!knc_console_tp) {
+		pr_err("knc_kunit: no console tracepoint: the tests could not see a WARN\n");
+		return -ENOENT;
+	}
+	err = tracepoint_probe_register(knc_console_tp, (void *)knc_test_console_probe, NULL);
+	if (err)
+		return err;
+	pr_info("knc_kunit: the tests run on CPU %u\n", knc_test_cpu);
 	knc_fake_reset_all();
 	knc_fake_set_nmi_handler(knc_pmi_handle);
-	return knc_pmu_register("knc_kunit");
+	err = knc_pmu_register("knc_kunit");
+	if (err) {
+		tracepoint_probe_unregister(knc_console_tp, (void *)knc_test_console_probe, NULL);
+		tracepoint_synchronize_unregister();
+	}
+	return err;
 }
 module_init(knc_kunit_init);
 
 static void __exit knc_kunit_exit(void)
 {
 	knc_pmu_unregister();
+	tracepoint_probe_unregister(knc_console_tp, (void *)knc_test_console_probe, NULL);
+	tracepoint_synchronize_unregister();
 }
 module_exit(knc_kunit_exit);
 

@@ -31,3 +31,10 @@ check_model_user()
 {
 	ktap_program KNC-MODEL "$MODEL_USER_CHECKS" /knc/knc_model_user
 }
+
+# the ring-3 half again, pinned to the second vCPU (its checks named
+# cpu1-...), as the module runs its battery there too
+check_model_user_cpu1()
+{
+	ktap_program KNC-MODEL "$MODEL_USER_CHECKS" /knc/knc_model_user cpu 1
+}

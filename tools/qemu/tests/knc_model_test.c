@@ -3,7 +3,8 @@
  * knc_model_test: checks the QEMU Knights Corner PMU model (tools/qemu/)
  * directly through the MSRs, independent of knc-perf.  Load it on a
  * -cpu ...,knc-pmu=on guest booted with -icount shift=0; it runs every
- * test on the CPU it loads on with interrupts off, prints
+ * test on the CPU it loads on with interrupts off, then again on another
+ * CPU if there is one (named "cpuN-<test>"), prints
  *
  *	KNC-MODEL: <name>: PASS|FAIL [detail]
  *
@@ -825,25 +826,16 @@ static void run_all(void)
 }
 
 /*
- * The counting, data, filter and PMI tests once more on another vCPU (in
- * a kworker bound to it, work_on_cpu(), interrupts off), named
- * "cpuN-<test>": a model that synced or armed the wrong vCPU's state, or
+ * Every test of run_all() once more on another vCPU (in a kworker bound
+ * to it, work_on_cpu()), named "cpuN-<test>": a model that keeps some
+ * state for vCPU 0 only, synced or armed the wrong vCPU's state, or
  * routed the PMI to the wrong APIC, fails there.
  */
 static long run_other_cpu(void *unused)
 {
-	unsigned long flags;
-
-	local_irq_save(flags);
-	snprintf(name_pfx, sizeof(name_pfx), "cpu%d-", smp_processor_id());
-	pmu_reset();
-	test_exact();
-	test_data();
-	test_filters();
-	test_pmi();
-	pmu_reset();
+	snprintf(name_pfx, sizeof(name_pfx), "cpu%d-", raw_smp_processor_id());
+	run_all();
 	name_pfx[0] = 0;
-	local_irq_restore(flags);
 	return 0;
 }
 

@@ -5,7 +5,10 @@
  * across kernel entries, the #GP cases and SPFLT in ring 3.  Prints
  * "KNC-MODEL: <name>: PASS|FAIL" lines like the module.
  *
- *	knc_model_user		all tests (knc-spflt=on, the default)
+ *	knc_model_user		all tests (knc-spflt=on, the default), on
+ *				CPU 0
+ *	knc_model_user cpu N	the same on CPU N, the tests named
+ *				"cpuN-<test>"
  *	knc_model_user ud LABEL	only: SPFLT raises #UD (a vCPU with
  *				knc-spflt=off or without knc-pmu), as
  *				test "spflt-ud-LABEL-user"
@@ -17,6 +20,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,6 +33,8 @@
 #define SPFLT_ESI	".byte 0xc5, 0xfb, 0xae, 0xf6\n\t"
 
 static int passed, failed;
+/* "cpuN-" on a CPU other than 0, as the module names its second run */
+static char name_pfx[16];
 
 static void result(const char *name, int ok, const char *detail)
 {
@@ -36,7 +42,7 @@ static void result(const char *name, int ok, const char *detail)
 		passed++;
 	else
 		failed++;
-	printf("KNC-MODEL: %s: %s%s%s\n", name, ok ? "PASS" : "FAIL",
+	printf("KNC-MODEL: %s%s: %s%s%s\n", name_pfx, name, ok ? "PASS" : "FAIL",
 	       detail[0] ? " " : "", detail);
 	fflush(stdout);
 }
@@ -371,14 +377,26 @@ int main(int argc, char **argv)
 	char d[200];
 	cpu_set_t set;
 	uint64_t a, b, k0, k1, u0, u1;
-	int ok, i, tries;
+	int ok, i, tries, cpu = 0;
+	char *end;
 
 	if (argc > 2 && !strcmp(argv[1], "ud"))
 		return spflt_ud_main(argv[2]);
+	/* the module serves each request on the CPU that writes it */
+	if (argc > 2 && !strcmp(argv[1], "cpu")) {
+		cpu = strtol(argv[2], &end, 10);
+		if (*end || cpu < 0 || cpu >= CPU_SETSIZE)
+			cpu = -1;
+		else if (cpu)
+			snprintf(name_pfx, sizeof(name_pfx), "cpu%d-", cpu);
+	}
 	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) || ctl("prog pce1")) {
-		result("user-setup", 0, "cannot pin to cpu0 or open /proc/knc_model");
+	if (cpu >= 0)
+		CPU_SET(cpu, &set);
+	if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set) || ctl("prog pce1")) {
+		snprintf(d, sizeof(d), "cannot pin to cpu %s or open /proc/knc_model",
+			 argc > 2 ? argv[2] : "0");
+		result("user-setup", 0, d);
 		printf("KNC-MODEL-USER: %d passed, %d failed\n", passed, failed);
 		return 1;
 	}
