@@ -423,3 +423,101 @@ knc_tally()
 			exit f > 0 || p == 0
 		}'
 }
+
+# --- the stage tally of tools/run-tests.sh (self-tested by
+# tools/selftest-tally.sh) ---
+#
+# A stage's verdicts go to a result file, one line each: "p N" passed,
+# "f N" failed, "s N" skipped, "failure TEXT", "skip TEXT".
+
+# result FILE KEY VALUE...: one line of a stage's result
+result()
+{
+	local f=$1
+
+	shift
+	echo "$*" >>"$f"
+}
+
+# skip_key REASON: what the table's allow-skip column names a reason by:
+# its text before the first ":", lower case, "-" for spaces
+# ("needs Intel support: ..." is needs-intel-support)
+skip_key()
+{
+	local k=${1%%:*}
+
+	k=${k,,}
+	echo "${k// /-}"
+}
+
+# skip_allowed REASON ALLOW: REASON's key is in the comma list ALLOW
+skip_allowed()
+{
+	[[ ",$2," == *",$(skip_key "$1"),"* ]]
+}
+
+# ktap_tally NAME KTAP RES ALLOW: fold one KTAP document into RES
+ktap_tally()
+{
+	local name=$1 ktap=$2 res=$3 allow=$4 out line kp kf kc ks ke krc=0 path
+
+	out=$ktap.txt
+	python3 "$KNC_SRC/tools/testing/kunit/kunit.py" parse "$ktap" >"$out" 2>&1 || krc=$?
+	line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$out" | tail -n1 || true)
+	if [ -z "$line" ]; then
+		result "$res" "failure stage $name: $(basename "$ktap"): no KTAP result (kunit.py exit $krc)"
+		result "$res" "f 1"
+		return
+	fi
+	kp=$(grep -oE 'passed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	kf=$(grep -oE 'failed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	kc=$(grep -oE 'crashed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	ks=$(grep -oE 'skipped: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	ke=$(grep -oE 'errors: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
+	result "$res" "p $kp"
+	result "$res" "f $((kf + kc + ke))"
+	result "$res" "s $ks"
+	# the failed leaves, by name, from kunit.py's own report
+	sed -n 's/^\[[^]]*\] \[\(FAILED\|CRASHED\)\] \(..*\)$/\2 (\1)/p' "$out" |
+		while read -r path; do
+			result "$res" "failure stage $name: $path"
+		done
+	[ "$ke" = 0 ] || result "$res" "failure stage $name: $ke KTAP error(s) in $(basename "$ktap") (a plan not met?)"
+	if [ "$krc" != 0 ] && [ $((kf + kc + ke)) = 0 ]; then
+		result "$res" "failure stage $name: kunit.py parse exited $krc on $(basename "$ktap") with no failed leaf"
+		result "$res" "f 1"
+	fi
+	# the SKIP policy: every reason must be one the table allows here
+	while IFS= read -r line; do
+		if skip_allowed "$line" "$allow"; then
+			result "$res" "skip stage $name: $line"
+		else
+			result "$res" "failure stage $name: SKIP not allowed in this stage: $line"
+			result "$res" "f 1"
+		fi
+	done < <(sed -n 's/^\(\[[^]]*\]\)\? *ok [0-9]* [^#]*# SKIP \(.*\)$/\2/p' "$ktap")
+}
+
+# The console's own checks: the VM ended on its own after KNC-DONE and
+# the kernel printed no report.
+console_tally()
+{
+	local name=$1 console=$2 rc=$3 res=$4 bad
+
+	if ! grep -q '^KNC-DONE$' "$console" 2>/dev/null; then
+		result "$res" "failure stage $name: the guest never finished (qemu exit $rc; $console)"
+		result "$res" "f 1"
+		tail -n 30 "$console" 2>/dev/null | sed 's/^/  | /' >>"$(dirname "$res")/tail.txt" || true
+	elif [ "$rc" != 0 ]; then
+		result "$res" "failure stage $name: qemu exit $rc after KNC-DONE"
+		result "$res" "f 1"
+	else
+		result "$res" "p 1"
+	fi
+	if bad=$(knc_log_clean "$console"); then
+		result "$res" "p 1"
+	else
+		result "$res" "failure stage $name: console shows a kernel report at $console:$(printf '%s\n' "$bad" | head -n 1 | cut -c1-160)"
+		result "$res" "f 1"
+	fi
+}

@@ -215,5 +215,86 @@ else
 	verdict last-line-no-match-is-empty FAIL "got '$out'"
 fi
 
+# The stage tally of tools/run-tests.sh (ktap_tally, console_tally,
+# skip_allowed): st_run NAME ALLOW KTAP-TEXT prints the stage's passed,
+# failed and skipped sums and its failure lines
+st_run()
+{
+	local d=$tmp/st-$1
+
+	mkdir -p "$d"
+	printf '%s\n' "$3" >"$d/ktap.log"
+	: >"$d/result.tmp"
+	ktap_tally "$1" "$d/ktap.log" "$d/result.tmp" "$2" >/dev/null 2>&1 || true
+	awk '$1 == "p" { p += $2 } $1 == "f" { f += $2 } $1 == "s" { s += $2 }
+		END { printf "p=%d f=%d s=%d\n", p, f, s }' "$d/result.tmp"
+	grep '^failure ' "$d/result.tmp" | cut -c1-120 || true
+}
+
+# st_expect CASE WANT-ERE NAME ALLOW KTAP-TEXT
+st_expect()
+{
+	local c=$1 re=$2 out
+
+	shift 2
+	out=$(st_run "$@")
+	if printf '%s\n' "$out" | tr '\n' '|' | grep -qE -- "$re"; then
+		verdict "$c" PASS
+	else
+		verdict "$c" FAIL "got $(printf '%s\n' "$out" | tr '\n' '|')"
+	fi
+}
+
+st_suite()
+{
+	printf '%s\n' "KTAP version 1" "1..1" "    KTAP version 1" "    # Subtest: s" "    1..2" "$@"
+}
+
+if [ -f "$KNC_SRC/tools/testing/kunit/kunit.py" ]; then
+	st_expect stage-clean-ktap-passes '^p=2 f=0 s=0\|$' a - \
+		"$(st_suite "    ok 1 x" "    ok 2 y" "ok 1 s")"
+	st_expect stage-failed-check-named '^p=1 f=1 s=0\|failure stage b: y \(FAILED\)' b - \
+		"$(st_suite "    ok 1 x" "    not ok 2 y" "not ok 1 s")"
+	st_expect stage-check-not-run-fails 'f=[1-9]' c - \
+		"$(st_suite "    ok 1 x" "ok 1 s")"
+	st_expect stage-allowed-skip-counted '^p=1 f=0 s=1\|$' d cpus \
+		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP cpus: needs 2" "ok 1 s")"
+	st_expect stage-skip-not-allowed-fails 'f=1 s=1\|failure stage e: SKIP not allowed in this stage: kmemleak' e cpus \
+		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP kmemleak: none" "ok 1 s")"
+	st_expect stage-kunit-console-skip-checked 'f=1 s=1\|failure stage f: SKIP not allowed in this stage: needs Intel' f - \
+		"$(printf '%s\n' "[    1.0] KTAP version 1" "[    1.0] 1..1" "[    1.0]     KTAP version 1" \
+			"[    1.0]     # Subtest: k" "[    1.0]     1..2" "[    1.1]     ok 1 u" \
+			"[    1.1]     ok 2 t # SKIP needs Intel support: the API" "[    1.2] ok 1 k")"
+	st_expect stage-kunit-skip-allowed-by-key '^p=1 f=0 s=1\|$' g needs-intel-support \
+		"$(printf '%s\n' "KTAP version 1" "1..2" "ok 1 u" "ok 2 t # SKIP needs Intel support: the API")"
+	st_expect stage-no-ktap-fails '^p=0 f=1 s=0\|failure stage h: .*KTAP' h - ""
+else
+	verdict stage-tally-kunit-py FAIL "$KNC_SRC/tools/testing/kunit/kunit.py missing"
+fi
+
+# console_tally: the guest ended (KNC-DONE, QEMU 0) and printed no report
+ct_run()
+{
+	local d=$tmp/ct-$1
+
+	mkdir -p "$d"
+	printf '%s\n' "$2" >"$d/console.log"
+	: >"$d/result.tmp"
+	console_tally "$1" "$d/console.log" "$3" "$d/result.tmp" >/dev/null 2>&1 || true
+	awk '$1 == "p" { p += $2 } $1 == "f" { f += $2 } END { printf "p=%d f=%d\n", p, f }' "$d/result.tmp"
+}
+for c in "clean:KNC-DONE:0:p=2 f=0" "no-done:booting:0:p=1 f=1" "qemu-rc:KNC-DONE:1:p=1 f=1" \
+	 "warn:WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2
+KNC-DONE:0:p=1 f=1"; do
+	IFS=: read -r n text rc want <<<"$c" || true
+	[ "$n" != warn ] || { text=$(printf '%s\n%s' "WARNING: CPU: 0 PID: 1 at x.c:1 f+0x1/0x2" KNC-DONE); rc=0; want="p=1 f=1"; }
+	out=$(ct_run "$n" "$text" "$rc")
+	if [ "$out" = "$want" ]; then
+		verdict "stage-console-$n" PASS
+	else
+		verdict "stage-console-$n" FAIL "got '$out' want '$want'"
+	fi
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -34,11 +34,15 @@ check_stat_branches_u_exact()
 	expect_eq "$(stat_count knc/event=0x12/u $E2E_W)" "$E2E_BRANCHES"
 }
 
-# exec, page faults and exit: some kernel work, bounded by the guest time
-# a 2*10^6-instruction program takes
+# exec, page faults and exit of a static program: 0.26*10^6 kernel
+# instructions on the standalone kernel, 2.2*10^6 on the debug kernel
+# (KASAN, lockdep).  The upper bound fails a count that takes in the
+# program's own 2*10^6 user instructions on the standalone kernel.
 check_stat_instructions_k_nonzero()
 {
-	expect_range "$(stat_count knc/event=0x16/k $E2E_W)" 1 "$E2E_INSNS"
+	ec_max=1000000
+	[ "$KNC_KERNEL" != debug ] || ec_max=10000000
+	expect_range "$(stat_count knc/event=0x16/k $E2E_W)" 1 $ec_max
 }
 
 check_stat_generic_instructions_u()
