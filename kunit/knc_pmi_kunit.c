@@ -1391,7 +1391,7 @@ static void knc_core_offline_with_unthrottle_pending(struct kunit *test)
 
 	/* x86 cannot take CPU 0 down: with test_cpu=1 of 2 this cannot run */
 	if (cpu >= nr_cpu_ids || !cpu_is_hotpluggable(cpu))
-		kunit_skip(test, "needs a CPU other than test_cpu that can go offline");
+		kunit_skip(test, "needs another CPU: test_cpu is the only one that can go offline");
 	cpuc = knc_cpu_hw(cpu);
 	e = perf_event_create_kernel_counter(&attr, cpu, NULL, knc_test_overflow,
 					     &knc_samples[0]);

@@ -1287,7 +1287,7 @@ static void knc_core_offline_cpu_comes_back_clean(struct kunit *test)
 
 	/* x86 cannot take CPU 0 down: with test_cpu=1 of 2 this cannot run */
 	if (cpu >= nr_cpu_ids || !cpu_is_hotpluggable(cpu))
-		kunit_skip(test, "needs a CPU other than test_cpu that can go offline");
+		kunit_skip(test, "needs another CPU: test_cpu is the only one that can go offline");
 	t = knc_fake_thread(cpu);
 	e = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(e), "err %ld", PTR_ERR(e));

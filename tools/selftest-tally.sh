@@ -267,6 +267,10 @@ if [ -f "$KNC_SRC/tools/testing/kunit/kunit.py" ]; then
 			"[    1.1]     ok 2 t # SKIP needs Intel support: the API" "[    1.2] ok 1 k")"
 	st_expect stage-kunit-skip-allowed-by-key '^p=1 f=0 s=1\|$' g needs-intel-support \
 		"$(printf '%s\n' "KTAP version 1" "1..2" "ok 1 u" "ok 2 t # SKIP needs Intel support: the API")"
+	st_expect stage-skipped-suite-checked-by-its-cases 'p=1 f=1 s=1\|failure stage i: SKIP not allowed in this stage: bad' i - \
+		"$(printf '%s\n' "[ 1.0] KTAP version 1" "[ 1.0] 1..2" "[ 1.0]     KTAP version 1" \
+			"[ 1.0]     # Subtest: k" "[ 1.0]     1..1" "[ 1.1]     ok 1 t # SKIP bad: x" \
+			"[ 1.2] ok 1 k # SKIP " "[ 1.3] ok 2 u")"
 	st_expect stage-no-ktap-fails '^p=0 f=1 s=0\|failure stage h: .*KTAP' h - ""
 else
 	verdict stage-tally-kunit-py FAIL "$KNC_SRC/tools/testing/kunit/kunit.py missing"
