@@ -110,8 +110,9 @@ start=$(date +%s)
 mkdir -p "$KNC_CACHE/logs"
 # the newest 10 runs are kept, and any run of the last 6 hours (another
 # runner may still be writing it)
-ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 |
-	xargs -r -I{} find {} -maxdepth 0 -mmin +360 -exec rm -rf {} +
+for d in $(ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10); do
+	find "$d" -maxdepth 0 -mmin +360 -exec rm -rf {} +
+done
 run=$(mktemp -d "$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)-XXXX")
 mkdir -p "$run/stages"
 ln -sfn "$run" "$KNC_CACHE/logs/latest"
@@ -215,6 +216,36 @@ stage_needs()
 		esac
 	done
 	return 1
+}
+
+# stock_version SERIES: the Debian kernel release of the installed
+# linux-headers-SERIES.*-amd64 (tools/install-deps.sh installs them)
+stock_version()
+{
+	local h
+
+	h=$(knc_debian_headers "$1") || return 1
+	echo "${h#/usr/src/linux-headers-}"
+}
+
+# stock_image SERIES: Debian's linux-image of the headers' version
+stock_image()
+{
+	local v
+
+	v=$(stock_version "$1") || { echo "no linux-headers-$1 installed"; return 1; }
+	[ -f "/boot/vmlinuz-$v" ] && return 0
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
+}
+
+# kernel_image KERNEL: the bzImage a stage boots
+kernel_image()
+{
+	case "$1" in
+	stock-*) echo "/boot/vmlinuz-$(stock_version "${1#stock-}")" ;;
+	*) echo "$(knc_kbuild_dir "$1")/arch/x86/boot/bzImage" ;;
+	esac
 }
 
 declare -A broken=()	# kernel or model -> why its stages cannot run
@@ -365,36 +396,6 @@ vm_initramfs()
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
 	gen=$(knc_kbuild_dir test)
 	KNC_KBUILD=$gen knc_qemu_initramfs "$out" "$KNC_TOOLS/guest/init" "${files[@]}" >/dev/null
-}
-
-# stock_version SERIES: the Debian kernel release of the installed
-# linux-headers-SERIES.*-amd64 (tools/install-deps.sh installs them)
-stock_version()
-{
-	local h
-
-	h=$(knc_debian_headers "$1") || return 1
-	echo "${h#/usr/src/linux-headers-}"
-}
-
-# stock_image SERIES: Debian's linux-image of the headers' version
-stock_image()
-{
-	local v
-
-	v=$(stock_version "$1") || { echo "no linux-headers-$1 installed"; return 1; }
-	[ -f "/boot/vmlinuz-$v" ] && return 0
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
-}
-
-# kernel_image KERNEL: the bzImage a stage boots
-kernel_image()
-{
-	case "$1" in
-	stock-*) echo "/boot/vmlinuz-$(stock_version "${1#stock-}")" ;;
-	*) echo "$(knc_kbuild_dir "$1")/arch/x86/boot/bzImage" ;;
-	esac
 }
 
 # --- one stage ---
