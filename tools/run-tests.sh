@@ -390,6 +390,9 @@ vm_initramfs()
 	for f in $GUEST_FILES; do
 		[ ! -f "${f%%:*}" ] || files+=("$f")
 	done
+	# the dkms stage's build (tools/dkms-test.sh), for stock-dkms
+	f=$KNC_CACHE/dkms/knc-perf-6.12.ko
+	[ "$2" != stock-6.12 ] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
 		guest_libs /usr/bin/objdump "$build/progs/papi-count")
 	# the same file twice (a library two programs need) once
@@ -539,6 +542,14 @@ vm_stage()
 		fi
 	done
 	console_tally "$name" "$dir/console.log" "$vmrc" "$res"
+	# a suite's host side, tools/suites/NAME.host STAGE_DIR: a report
+	# from the console (stage() prints its output); it judges nothing,
+	# but a report it cannot make fails the stage
+	for s in ${S_SUITES[$i]//,/ }; do
+		[ -x "$KNC_TOOLS/suites/$s.host" ] || continue
+		KNC_CACHE=$KNC_CACHE "$KNC_TOOLS/suites/$s.host" "$dir" >"$dir/$s.host.out" 2>&1 ||
+			{ result "$res" "failure stage $name: tools/suites/$s.host failed ($dir/$s.host.out)"; result "$res" "f 1"; }
+	done
 }
 
 # run_stage I: a stage still on its own runner ("run:" in tools/stages)
@@ -628,6 +639,7 @@ stage()
 	echo "[test] stage $name: $p passed, $f failed, $s skipped in $(knc_elapsed "$t0")"
 	grep '^failure ' "$dir/result.tmp" | sed 's/^failure /[test]   /' | head -n 20 || true
 	[ ! -f "$dir/tail.txt" ] || cat "$dir/tail.txt"
+	cat "$dir"/*.host.out 2>/dev/null || true
 }
 
 # --- the scheduler: up to $jobs stages at once, in table order, each
