@@ -16,7 +16,9 @@
 #   make model-test   the model's own tests
 #   make e2e          knc-perf.ko and perf end to end on the model
 #   make stock        the same on Debian's kernel, beside upstream knc.c
-#   make compare      side-by-side report: upstream cpu PMU vs knc PMU
+#                     (and the DKMS build of the module)
+#   make compare      side-by-side report: upstream cpu PMU vs knc PMU,
+#                     printed and kept in $KNC_CACHE/compare.md
 #   make stress       stress and fault loops (hotplug, load/unload, PMI
 #                     storm, multiplexing, arbitration churn) on the debug
 #                     kernel (KNC_KERNEL_VARIANT=standalone to change),
@@ -55,11 +57,13 @@ model-test:
 e2e:
 	tools/run-tests.sh --only e2e,e2e-shift1
 
+# the dkms stage first: stock loads its module too (tools/suites/stock-dkms.sh)
 stock:
-	tools/e2e/run-stock.sh
+	tools/run-tests.sh --only dkms,stock
 
+# prints the table ($KNC_CACHE/compare.md) after the stage
 compare:
-	tools/e2e/compare.sh
+	tools/run-tests.sh --only compare
 
 # Every part runs even when one fails; the exit status says if any did.
 stress:

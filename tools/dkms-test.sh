@@ -9,8 +9,8 @@
 # The package is added under a version of its own, <PACKAGE_VERSION>-knctest,
 # so a knc-perf the user installed with DKMS is never touched.  The
 # 6.12 module is kept as $KNC_CACHE/dkms/knc-perf-6.12.ko: make test's
-# stock-kernel run loads that one (KNC_STOCK_KO), so the DKMS build is
-# the one the end-to-end checks run.
+# stock stage packs it as /knc/knc-perf-dkms.ko and loads it
+# (tools/suites/stock-dkms.sh: this tree's srcversion, an exact count).
 #
 # Prints KTAP (make test's dkms stage parses it with kunit.py): the plan,
 # then "ok N name" or "not ok N name" per check, details as "# " lines;

@@ -221,6 +221,36 @@ stage_needs()
 	return 1
 }
 
+# stock_version SERIES: the Debian kernel release of the installed
+# linux-headers-SERIES.*-amd64 (tools/install-deps.sh installs them)
+stock_version()
+{
+	local h
+
+	h=$(knc_debian_headers "$1") || return 1
+	echo "${h#/usr/src/linux-headers-}"
+}
+
+# stock_image SERIES: Debian's linux-image of the headers' version
+stock_image()
+{
+	local v
+
+	v=$(stock_version "$1") || { echo "no linux-headers-$1 installed"; return 1; }
+	[ -f "/boot/vmlinuz-$v" ] && return 0
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
+}
+
+# kernel_image KERNEL: the bzImage a stage boots
+kernel_image()
+{
+	case "$1" in
+	stock-*) echo "/boot/vmlinuz-$(stock_version "${1#stock-}")" ;;
+	*) echo "$(knc_kbuild_dir "$1")/arch/x86/boot/bzImage" ;;
+	esac
+}
+
 declare -A broken=()	# kernel or model -> why its stages cannot run
 
 "$KNC_TOOLS/install-deps.sh" || setup_failures+=("set-up: tools/install-deps.sh failed")
@@ -363,42 +393,15 @@ vm_initramfs()
 	for f in $GUEST_FILES; do
 		[ ! -f "${f%%:*}" ] || files+=("$f")
 	done
+	# the dkms stage's build (tools/dkms-test.sh), for stock-dkms
+	f=$KNC_CACHE/dkms/knc-perf-6.12.ko
+	[ "$2" != stock-6.12 ] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
 		guest_libs /usr/bin/objdump "$build/progs/papi-count")
 	# the same file twice (a library two programs need) once
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
 	gen=$(knc_kbuild_dir test)
 	KNC_KBUILD=$gen knc_qemu_initramfs "$out" "$KNC_TOOLS/guest/init" "${files[@]}" >/dev/null
-}
-
-# stock_version SERIES: the Debian kernel release of the installed
-# linux-headers-SERIES.*-amd64 (tools/install-deps.sh installs them)
-stock_version()
-{
-	local h
-
-	h=$(knc_debian_headers "$1") || return 1
-	echo "${h#/usr/src/linux-headers-}"
-}
-
-# stock_image SERIES: Debian's linux-image of the headers' version
-stock_image()
-{
-	local v
-
-	v=$(stock_version "$1") || { echo "no linux-headers-$1 installed"; return 1; }
-	[ -f "/boot/vmlinuz-$v" ] && return 0
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
-}
-
-# kernel_image KERNEL: the bzImage a stage boots
-kernel_image()
-{
-	case "$1" in
-	stock-*) echo "/boot/vmlinuz-$(stock_version "${1#stock-}")" ;;
-	*) echo "$(knc_kbuild_dir "$1")/arch/x86/boot/bzImage" ;;
-	esac
 }
 
 # --- one stage ---
@@ -459,6 +462,14 @@ vm_stage()
 		fi
 	done
 	console_tally "$name" "$dir/console.log" "$vmrc" "$res"
+	# a suite's host side, tools/suites/NAME.host STAGE_DIR: a report
+	# from the console (stage() prints its output); it judges nothing,
+	# but a report it cannot make fails the stage
+	for s in ${S_SUITES[$i]//,/ }; do
+		[ -x "$KNC_TOOLS/suites/$s.host" ] || continue
+		KNC_CACHE=$KNC_CACHE "$KNC_TOOLS/suites/$s.host" "$dir" >"$dir/$s.host.out" 2>&1 ||
+			{ result "$res" "failure stage $name: tools/suites/$s.host failed ($dir/$s.host.out)"; result "$res" "f 1"; }
+	done
 }
 
 # run_stage I: a stage still on its own runner ("run:" in tools/stages)
@@ -565,6 +576,7 @@ stage()
 	echo "[test] stage $name: $p passed, $f failed, $s skipped in $(knc_elapsed "$t0")"
 	grep '^failure ' "$dir/result.tmp" | sed 's/^failure /[test]   /' | head -n 20 || true
 	[ ! -f "$dir/tail.txt" ] || cat "$dir/tail.txt"
+	cat "$dir"/*.host.out 2>/dev/null || true
 }
 
 # --- the scheduler: up to $jobs stages at once, in table order, each

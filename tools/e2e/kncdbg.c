@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kncdbg (tools/e2e/compare-init, stock-init): read the QEMU KNC PMU
+ * kncdbg (tools/suites/compare.sh): read the QEMU KNC PMU
  * model's per-vCPU debug MSRs 0x4b4e4300-0x4b4e4306 (tools/qemu/README.md,
  * "Observability") through /dev/cpu/N/msr, summed over every CPU that has
  * such a file.

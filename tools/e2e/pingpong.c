@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pingpong (tools/e2e/compare-init): two processes pass one byte back and
+ * pingpong (tools/suites/compare.sh): two processes pass one byte back and
  * forth through a pair of pipes N times (default 10000), so on one CPU
  * (taskset -c 0) each round trip is two context switches.  The parent is
  * the process perf starts; with perf stat --no-inherit only the parent

@@ -1,19 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=bash
 #
-# Shared by tools/e2e/run-stock.sh and tools/e2e/compare.sh: Debian's own
-# 6.12 (or 6.1) kernel (upstream KNC support built in, as the "cpu" PMU) on the QEMU
-# KNC PMU model, with knc-perf.ko built against Debian's headers.  Source
-# after tools/lib.sh and tools/qemu/qemu-env.sh.
+# Used by tools/stress/run-stress.sh's churn boot (the stock stages are on
+# the one guest of tools/run-tests.sh): Debian's own 6.12 (or 6.1) kernel
+# (upstream KNC support built in, as the "cpu" PMU) on the QEMU KNC PMU
+# model, with knc-perf.ko built against Debian's headers.  Source after
+# tools/lib.sh and tools/qemu/qemu-env.sh.
 #
 #	stock_prepare		check/install the kernel image, build the
 #				module (or take $KNC_STOCK_KO) and the
 #				programs (skipped when done)
 #	stock_initramfs OUT INIT [FILE...]
 #	stock_boot LOG INITRAMFS ARGS...
-#				boot /boot/vmlinuz-$STOCK_KVER; reuses LOG
-#				when it holds a finished run of the same
-#				inputs (KNC_STOCK_FORCE=1: boot anyway)
+#				boot /boot/vmlinuz-$STOCK_KVER, every time
 #
 # Artifacts: $KNC_CACHE/stock or stock-6.1 (module, programs, initramfs,
 # console logs).
@@ -213,23 +212,15 @@ stock_initramfs()
 	echo "$key" >"$out.key"
 }
 
-# stock_boot LOG INITRAMFS ARGS...: boot Debian's image on the model
+# stock_boot LOG INITRAMFS ARGS...: boot Debian's image on the model; a
+# console of an earlier run is never reused (audit N23: its QEMU exit
+# status was not kept)
 stock_boot()
 {
-	local log=$1 initrd=$2 key rc=0
+	local log=$1 initrd=$2
 
 	shift 2
-	key=$(stock_key "$initrd.key" "$STOCK_KERNEL" "$KNC_CACHE/qemu/.knc-stamp" \
-		"$KNC_TOOLS/vm.sh" "$KNC_TOOLS/qemu/qemu-env.sh" "$*" "${KNC_QEMU_SMP:-}")
-	if [ "${KNC_STOCK_FORCE:-0}" != 1 ] && [ -f "$log" ] &&
-	   [ "$(cat "$log.key" 2>/dev/null)" = "$key" ] && grep -aq '^KNC-DONE' "$log"; then
-		knc_log "same inputs as the last run: reusing $log (KNC_STOCK_FORCE=1 to boot again)"
-		return 0
-	fi
-	rm -f "$log.key"
 	knc_log "booting $STOCK_KERNEL (console: $log)"
 	KNC_VM_KERNEL=$STOCK_KERNEL knc_qemu_vm -l "$log" \
-		-t "${KNC_VM_TIMEOUT:-900}" "$initrd" nmi_watchdog=0 "$@" || rc=$?
-	grep -aq '^KNC-DONE' "$log" && echo "$key" >"$log.key"
-	return "$rc"
+		-t "${KNC_VM_TIMEOUT:-900}" "$initrd" nmi_watchdog=0 "$@"
 }

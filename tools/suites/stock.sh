@@ -1,0 +1,272 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# Debian's own kernel (stock-6.12, stock-6.1), whose x86 core driver has
+# upstream's knc.c built in and registers the "cpu" PMU on the QEMU KNC
+# model, with knc-perf.ko loaded beside it: both PMUs count, exactly;
+# while one holds the counters the other's events are refused, both ways
+# (reserve_perfctr_nmi()); both count exactly again afterwards;
+# GLOBAL_CTRL holds only the bits of knc's live events.
+#
+# Then stock-ring3 (6.12) or stock-per-task (6.1), then stock-unload.
+# On 6.1 knc-perf offers CPU-wide events only (knc_compat.h
+# KNC_TASK_CTX_NR): knc's counts there are CPU-wide ones over an idle
+# guest, and the refusals are checked CPU-wide.
+
+# /knc/workload-N: 2N+4 user-mode instructions (tools/run-tests.sh)
+ST_N=1000000
+ST_W=/knc/workload-$ST_N
+ST_EXPECT=$(w_insns $ST_N)
+case "$(uname -r)" in
+6.1.*) ST_SERIES=6.1 ;;
+*) ST_SERIES=6.12 ;;
+esac
+
+# the kernel log since boot (/init and the suites keep what they clear)
+st_klog()
+{
+	{ cat /tmp/knc-dmesg.all; dmesg; } 2>/dev/null | sed 's/^\[[^]]*\] *//'
+}
+
+# st_stat EVENT [PERF-STAT-OPTION]: perf stat's line for EVENT over the
+# workload ("count,unit,event,...")
+st_stat()
+{
+	# shellcheck disable=SC2086 # one option or none
+	perf stat $2 -x, -e "$1" "$ST_W" 2>&1 >/dev/null | grep -v '^#' | grep . | head -n 1
+}
+
+# st_knc_exact: knc/event=0x16/u over the workload.  Per task on 6.12,
+# exact.  CPU-wide on 6.1, so perf's own user-mode work between enabling
+# the counters and exec'ing the workload is in it: at least the exact
+# count and at most 2% over (measured: a few thousand).
+st_knc_exact()
+{
+	if [ "$ST_SERIES" = 6.1 ]; then
+		expect_range "$(st_stat knc/event=0x16/u -a | cut -d, -f1)" \
+			"$ST_EXPECT" $((ST_EXPECT + ST_EXPECT / 50)) "CPU-wide user instructions"
+	else
+		expect_eq "$(st_stat knc/event=0x16/u | cut -d, -f1)" "$ST_EXPECT" "user instructions"
+	fi
+}
+
+st_cpu_exact()
+{
+	expect_eq "$(st_stat cpu/event=0x16/u | cut -d, -f1)" "$ST_EXPECT" "user instructions"
+}
+
+# processes with a perf_event file open
+st_perf_fds()
+{
+	# shellcheck disable=SC2010 # the link targets, not the names
+	ls -l /proc/"$1"/fd 2>/dev/null | grep -c 'perf_event'
+}
+
+# st_wait_fds PID: wait (up to ~5 s) until PID has an event open
+st_wait_fds()
+{
+	st_i=0
+	while [ "$(st_perf_fds "$1")" -eq 0 ] && [ $st_i -lt 100 ]; do
+		sleep 0.05
+		st_i=$((st_i + 1))
+	done
+	[ "$(st_perf_fds "$1")" -gt 0 ]
+}
+
+# why perf refused an event: the errno it names, or <not supported>
+st_why()
+{
+	echo "$1" | grep -o 'returned with [0-9]* ([^)]*)\|<not supported>\|<not counted>' | head -n 1
+}
+
+st_has()
+{
+	echo "$1" | grep -q "$2"
+}
+
+check_boot_upstream_knc_driver()
+{
+	st_pe=$(st_klog | grep 'Performance Events' | head -n 1)
+	info "boot: $st_pe"
+	expect_true "upstream knc.c probed" st_has "$st_pe" 'Performance Events: knc PMU driver'
+}
+
+check_boot_cpu_pmu()
+{
+	info "pmus: $(ls /sys/bus/event_source/devices | tr '\n' ' ')"
+	info "nmi_watchdog=$(cat /proc/sys/kernel/nmi_watchdog 2>/dev/null)"
+	expect_true "/sys/bus/event_source/devices/cpu" test -d /sys/bus/event_source/devices/cpu
+}
+
+check_insmod()
+{
+	knc_dmesg_keep
+	st_rc=0
+	st_out=$(knc-insmod /knc/knc-perf.ko 2>&1) || st_rc=$?
+	info "$st_out$(dmesg | sed -n 's/^\[[^]]*\] *//; /knc/p' | tr '\n' ';' | head -c 200)"
+	expect_eq "$st_rc" 0 "insmod /knc/knc-perf.ko"
+	expect_true "knc PMU registered" test -d /sys/bus/event_source/devices/knc
+}
+
+check_knc_stat_instructions_u_exact()
+{
+	st_knc_exact
+}
+
+# upstream's cpu PMU on the same workload: exact too (N8: a count that
+# is only > 0 would pass a cpu PMU counting the wrong thing)
+check_cpu_stat_instructions_u_counts()
+{
+	st_cpu_exact
+	info "r16:u counts '$(st_stat r16:u | cut -d, -f1)' (exact $ST_EXPECT)"
+}
+
+# Arbitration 1: upstream's cpu PMU holds the counters (system-wide,
+# kernel mode, on every CPU); a knc event cannot be opened, and the
+# module says why.  On 6.1 the knc event is CPU-wide, so that the
+# per-task refusal (stock-per-task) does not hide the arbitration's.
+check_knc_refused_while_cpu_holds()
+{
+	st_scope=
+	[ "$ST_SERIES" != 6.1 ] || st_scope=-a
+	knc_dmesg_keep
+	perf stat -a -x, -e cpu/event=0x16/k -o /tmp/st-up.out -- sleep 2 >/dev/null 2>&1 &
+	st_holder=$!
+	if ! st_wait_fds $st_holder; then
+		fail "perf stat -a on cpu had no event open after 5 s"
+		return
+	fi
+	st_rc=0
+	st_out=$(perf stat $st_scope -x, -e knc/event=0x16/u "$ST_W" 2>&1 >/dev/null) || st_rc=$?
+	st_c=$(echo "$st_out" | grep -v '^#' | grep . | head -n 1 | cut -d, -f1)
+	st_msg=$(dmesg | sed -n 's/^\[[^]]*\] *//; /knc_perf.*held/p' | head -n 1)
+	st_w=$(st_why "$st_out")
+	info "perf exit $st_rc, '$st_w'; dmesg: $st_msg"
+	knc_isnum "$st_c" && fail "knc counted $st_c while cpu held the counters"
+	expect_true "refused busy or not supported" st_has "$st_w" 'busy\|not supported'
+	expect_true "the module logged the holder" test -n "$st_msg"
+}
+
+check_cpu_holder_counted()
+{
+	st_rc=0
+	wait "$st_holder" || st_rc=$?
+	st_c=$(grep -v '^#' /tmp/st-up.out 2>/dev/null | grep . | head -n 1 | cut -d, -f1)
+	expect_eq "$st_rc" 0 "perf stat exit"
+	expect_range "$st_c" 1 999999999999 "kernel instructions on every CPU over 2 s"
+}
+
+# Arbitration 2: knc-perf holds them; an upstream event cannot be opened.
+check_cpu_refused_while_knc_holds()
+{
+	perf stat -a -x, -e knc/event=0x16/k -o /tmp/st-knc.out -- sleep 2 >/dev/null 2>&1 &
+	st_holder=$!
+	if ! st_wait_fds $st_holder; then
+		fail "perf stat -a on knc had no event open after 5 s"
+		return
+	fi
+	st_rc=0
+	st_out=$(perf stat -x, -e cpu/event=0x16/u "$ST_W" 2>&1 >/dev/null) || st_rc=$?
+	st_c=$(echo "$st_out" | grep -v '^#' | grep . | head -n 1 | cut -d, -f1)
+	st_w=$(st_why "$st_out")
+	info "perf exit $st_rc, '$st_w'"
+	knc_isnum "$st_c" && fail "cpu counted $st_c while knc held the counters"
+	expect_true "refused busy or not supported" st_has "$st_w" 'busy\|not supported'
+}
+
+check_knc_holder_counted()
+{
+	st_rc=0
+	wait "$st_holder" || st_rc=$?
+	st_c=$(grep -v '^#' /tmp/st-knc.out 2>/dev/null | grep . | head -n 1 | cut -d, -f1)
+	expect_eq "$st_rc" 0 "perf stat exit"
+	expect_range "$st_c" 1 999999999999 "kernel instructions on every CPU over 2 s"
+}
+
+# Both released: each counts again, and exactly
+check_knc_exact_after_arbitration()
+{
+	st_knc_exact
+}
+
+check_cpu_exact_after_arbitration()
+{
+	st_cpu_exact
+}
+
+# st_ctrls: GLOBAL_CTRL (0x2f) of every CPU, "v0 v1 ..."
+st_ctrls()
+{
+	st_l=
+	for st_cpu in $(seq 0 $((KNC_CPUS - 1))); do
+		st_l="$st_l $(/knc/msrpeek "$st_cpu" 0x2f)"
+	done
+	echo "$st_l"
+}
+
+# GLOBAL_CTRL after a second knc event leaves (kernel-review 3.1): a
+# frequency-mode sampler keeps one knc counter busy and the perf core
+# busy with it every tick; a CPU-wide perf stat takes the other counter
+# for a second and goes.  Afterwards only the sampler's own enable bit,
+# the one seen on that CPU before perf stat came (none while it is
+# throttled), may be in GLOBAL_CTRL: a foreign enable (6.1's shared
+# context ran upstream knc.c's, which sets both bits) would restart the
+# counter perf stat left, with nobody to own its overflow.  Ten looks
+# before and ten after, on every CPU: the foreign enable comes with the
+# ticks.
+check_global_ctrl_live_bits_only()
+{
+	knc-insmod /knc/msr.ko >/dev/null 2>&1 || true	# /dev/cpu/N/msr
+	perf record -a -F 200 -e knc/event=0x16/ -o /tmp/gc.data -- sleep 4 >/dev/null 2>&1 &
+	st_pid=$!
+	if ! st_wait_fds $st_pid; then
+		fail "perf record -a on knc had no event open after 5 s"
+		wait $st_pid
+		return
+	fi
+	# the sampler's bit on each CPU: the OR of ten looks
+	st_own=
+	for st_cpu in $(seq 0 $((KNC_CPUS - 1))); do
+		st_own="$st_own 0"
+	done
+	for st_look in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 0.05
+		st_new=
+		# shellcheck disable=SC2046 # one word per CPU
+		set -- $(st_ctrls)
+		for st_o in $st_own; do
+			st_new="$st_new $((st_o | $1))"
+			shift
+		done
+		st_own=$st_new
+	done
+	info "sampler's GLOBAL_CTRL bits per CPU:$st_own"
+	for st_o in $st_own; do
+		case "$st_o" in
+		0 | 1 | 2) ;;
+		*) fail "the sampler alone left GLOBAL_CTRL bits $st_o: want one at most" ;;
+		esac
+	done
+	perf stat -a -x, -e knc/event=0x16/ -o /tmp/gc.out -- sleep 1 >/dev/null 2>&1
+	st_bad=
+	for st_look in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 0.1
+		st_cpu=0
+		# shellcheck disable=SC2086 # one word per CPU
+		set -- $st_own
+		for st_v in $(st_ctrls); do
+			case "$st_v" in
+			0x0) ;;
+			# one bit, the sampler's (any one on a CPU where it
+			# showed none: throttled all along)
+			0x1 | 0x2) [ "$1" = 0 ] || [ $(($st_v & ~$1)) = 0 ] ||
+				st_bad="$st_bad look$st_look:cpu$st_cpu=$st_v" ;;
+			*) st_bad="$st_bad look$st_look:cpu$st_cpu=$st_v" ;;
+			esac
+			st_cpu=$((st_cpu + 1))
+			shift
+		done
+	done
+	wait $st_pid
+	[ -z "$st_bad" ] || fail "bits other than the sampler's:$st_bad"
+}
