@@ -6,6 +6,9 @@
 # knc_compat.h KNC_TASK_CTX_NR), so a per-task event is refused, and the
 # module said so when it loaded.
 
+# stock.sh's helpers (st_*, ST_*): each suite runs in a shell of its own
+. /knc/suites/stock.sh
+
 check_knc_per_task_refused()
 {
 	sp_out=$(perf stat -x, -e knc/event=0x16/u /knc/workload-1000000 2>&1 >/dev/null)

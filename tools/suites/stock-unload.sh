@@ -7,6 +7,9 @@
 # 6.1's shared-context rules bite), exact again, and unloaded.  vm-end's
 # dmesg-clean then checks the kernel log since boot.
 
+# stock.sh's helpers (st_*, ST_*): each suite runs in a shell of its own
+. /knc/suites/stock.sh
+
 # Both in one perf stat (H10): the cpu event is opened first, so the
 # knc one must be refused (busy while cpu holds the counters; on 6.1 a
 # per-task knc event is refused anyway), and the cpu one must count
