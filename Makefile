@@ -19,12 +19,11 @@
 #                     (and the DKMS build of the module)
 #   make compare      side-by-side report: upstream cpu PMU vs knc PMU,
 #                     printed and kept in $KNC_CACHE/compare.md
-#   make stress       stress and fault loops (hotplug, load/unload, PMI
-#                     storm, multiplexing, arbitration churn) on the debug
-#                     kernel (KNC_KERNEL_VARIANT=standalone to change),
-#                     the fuzzer (tools/fuzz), the issue 12 stall
-#                     reproducer's long form (tools/stall), every
-#                     non-model e2e check on the debug kernel, and
+#   make stress       the long forms (tools/stages-stress): stress and
+#                     fault loops (hotplug, load/unload, PMI storm,
+#                     multiplexing, arbitration churn) and the fuzzer on
+#                     the debug kernel, the issue 12 stall reproducer,
+#                     every non-model e2e suite on the debug kernel, and
 #                     kernel review 2's N1 on a 6.1 kernel without the
 #                     x86 core PMU (tools/e2e/run-61-standalone.sh,
 #                     which builds that kernel); hours
@@ -65,17 +64,8 @@ stock:
 compare:
 	tools/run-tests.sh --only compare
 
-# Every part runs even when one fails; the exit status says if any did.
+# Every stage runs even when one fails; the exit status says if any did.
 stress:
-	rc=0; \
-	tools/stress/run-stress.sh || rc=1; \
-	tools/fuzz/run-fuzz.sh || rc=1; \
-	KNC_KERNEL_VARIANT=standalone tools/stall/run-stall.sh || rc=1; \
-	KNC_KERNEL_VARIANT=debug KNC_E2E_MODEL=0 KNC_E2E_SHIFT1=0 \
-		KNC_VM_TIMEOUT=3600 \
-		tools/e2e/run-e2e.sh || rc=1; \
-	tools/e2e/run-61-standalone.sh || rc=1; \
-	tools/e2e/run-61-standalone.sh --exit-first || rc=1; \
-	exit $$rc
+	tools/run-tests.sh --table tools/stages-stress
 
 .PHONY: all modules clean install check test demo qemu model-test e2e stock compare stress

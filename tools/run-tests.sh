@@ -4,12 +4,14 @@
 # make test: every stage of tools/stages, two at a time on two cores.
 #
 #	tools/run-tests.sh [--list] [--only STAGE[,STAGE...]] [--jobs N]
+#		[--table FILE]
 #
 #	--list	print the stage table as this runner reads it and exit
 #	--only	run these stages alone (an override: every stage left out
 #		is counted as a skip, above the last line)
 #	--jobs	stages at once (default: the CPUs, at most 2; a TCG VM
 #		under -icount runs on one host thread)
+#	--table	another stage table: make stress's is tools/stages-stress
 #
 # First it installs what is missing (tools/install-deps.sh) and builds
 # what the stages need (kernels, QEMU with the KNC PMU model; cached in
@@ -65,6 +67,7 @@ fi
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
 only=
+table=$KNC_TOOLS/stages
 list=0
 jobs=$(nproc)
 [ "$jobs" -le 2 ] || jobs=2
@@ -72,8 +75,9 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--list) list=1 ;;
 	--only) only=,$2,; shift ;;
+	--table) table=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
-	*) knc_die "usage: $0 [--list] [--only STAGE[,STAGE...]] [--jobs N]" ;;
+	*) knc_die "usage: $0 [--list] [--only STAGE[,STAGE...]] [--jobs N] [--table FILE]" ;;
 	esac
 	shift
 done
@@ -85,11 +89,11 @@ S_SUITES=() S_ALLOW=()
 while read -r name kernel cpu icount smp tmo after suites allow rest; do
 	case "$name" in '' | '#'*) continue ;; esac
 	[ -n "$allow" ] && [ -z "$rest" ] ||
-		knc_die "tools/stages: stage $name: want 9 columns"
+		knc_die "$table: stage $name: want 9 columns"
 	S_NAME+=("$name") S_KERNEL+=("$kernel") S_CPU+=("$cpu")
 	S_ICOUNT+=("$icount") S_SMP+=("$smp") S_TMO+=("$tmo") S_AFTER+=("$after")
 	S_SUITES+=("$suites") S_ALLOW+=("$allow")
-done <"$KNC_TOOLS/stages"
+done <"$table"
 nstages=${#S_NAME[@]}
 
 if [ "$list" = 1 ]; then

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * msrpeek (tools/e2e/model-checks.sh): print MSRs of one CPU, read
+ * msrpeek (tools/suites/e2e-model.sh): print MSRs of one CPU, read
  * through /dev/cpu/CPU/msr (CONFIG_X86_MSR, root).
  *
  *	msrpeek CPU MSR...	one line, "0x<hex>" per MSR, space-separated;

@@ -38,7 +38,7 @@
 # N, and from the last one to the end), then "N passed, N failed"; exit
 # status non-zero if anything failed.  Scratch and logs: $KNC_CACHE/stall/
 # <mode>-<form>/ (console.log, host.log, probe.txt).  Kernel: standalone
-# when built (as run-e2e.sh).  Env: KNC_QEMU_BIN (another QEMU build),
+# when built.  Env: KNC_QEMU_BIN (another QEMU build),
 # KNC_STALL_NICE (nice level of the VM, default 5).
 set -euo pipefail
 
