@@ -434,7 +434,9 @@ vm_stage()
 	qemu64) cpuarg=qemu64 cpuid=AuthenticAMD/15/107 ;;
 	*) result "$res" "failure stage $name: unknown cpu $cpu in tools/stages"; result "$res" "f 1"; return ;;
 	esac
-	extra="-serial mon:stdio -serial file:$dir/ktap.raw"
+	# ttyS1: the guest's KTAP; ttyS2: a suite's own log (fuzz), kept
+	# even when the guest panics
+	extra="-serial mon:stdio -serial file:$dir/ktap.raw -serial file:$dir/aux.log"
 	if [ "$icount" != - ]; then
 		extra+=" -icount shift=$icount,sleep=off"
 		args+=(tsc=reliable "knc.shift=$icount")

@@ -1437,7 +1437,7 @@ static long write_int_file(const char *path, long v)
 
 /*
  * knc's rdpmc knob (0, 1, 2) and max_samples_per_tick (1, 2, 5 or the
- * value at the start, never more: see tools/fuzz/init), put back at the end
+ * value at the start, never more: see tools/suites/fuzz.sh), put back at the end
  */
 static void op_knob(struct rng *r)
 {
