@@ -415,7 +415,7 @@ vm_stage()
 {
 	local i=$1 name=${S_NAME[$1]} kernel=${S_KERNEL[$1]} cpu=${S_CPU[$1]}
 	local icount=${S_ICOUNT[$1]} smp=${S_SMP[$1]} dir=$run/stages/${S_NAME[$1]}
-	local res=$dir/result.tmp qemu cpuarg cpuid args=() extra vmrc=0 s
+	local res=$dir/result.tmp qemu cpuarg cpuid args=() extra vmrc=0 s w watchers
 
 	build_modules "$kernel" ||
 		{ result "$res" "failure stage $name: knc-perf.ko build for the $kernel kernel failed ($build/mod-$kernel.log)"; result "$res" "f 1"; return; }
@@ -437,20 +437,37 @@ vm_stage()
 	# ttyS1: the guest's KTAP; ttyS2: a suite's own log (fuzz), kept
 	# even when the guest panics
 	extra="-serial mon:stdio -serial file:$dir/ktap.raw -serial file:$dir/aux.log"
+	# the monitor, for a suite's watcher (tools/suites/NAME.watch)
+	extra+=" -monitor unix:$dir/monitor.sock,server=on,wait=off"
 	if [ "$icount" != - ]; then
 		extra+=" -icount shift=$icount,sleep=off"
 		args+=(tsc=reliable "knc.shift=$icount")
 	fi
-	args+=(loglevel=7 "knc.stage=$name" "knc.kernel=$kernel" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$smp"
+	args+=(loglevel=7 nokaslr "knc.stage=$name" "knc.kernel=$kernel" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$smp"
 	       "knc.cpu_id=$cpuid" knc.ktap=ttyS1)
 	[ "$kernel" != debug ] || args+=(knc.kmemleak=1)
 	# Debian's kernels: the NMI watchdog would take the x86 PMU's NMI
 	[[ "$kernel" != stock-* ]] || args+=(nmi_watchdog=0)
 	[ -z "${KNC_KUNIT_FILTER:-}" ] || args+=("kunit.filter_glob=$KNC_KUNIT_FILTER")
+	# a suite's watcher runs while the VM does, and says what it saw as
+	# KTAP in STAGE_DIR/NAME.watch.ktap (the stall suite's heartbeats)
+	watchers=()
+	for s in ${S_SUITES[$i]//,/ }; do
+		s=${s%%:*}
+		[ -x "$KNC_TOOLS/suites/$s.watch" ] || continue
+		KNC_STAGE_KBUILD=$(knc_kbuild_dir "$kernel") "$KNC_TOOLS/suites/$s.watch" "$dir" \
+			>"$dir/$s.watch.log" 2>&1 &
+		watchers+=("$!:$s")
+	done
 	KNC_QEMU=$qemu KNC_QEMU_CPU=$cpuarg KNC_VM_SMP=$smp KNC_QEMU_ARGS=$extra \
 	KNC_VM_KERNEL=$(kernel_image "$kernel") \
 		"$KNC_TOOLS/vm.sh" -l "$dir/console.raw" -t "${S_TMO[$i]}" \
 		"$dir/initramfs.cpio" "${args[@]}" || vmrc=$?
+	touch "$dir/vm.done"
+	for w in "${watchers[@]}"; do
+		wait "${w%%:*}" || true
+		ktap_tally "$name" "$dir/${w#*:}.watch.ktap" "$res" "${S_ALLOW[$i]}"
+	done
 	tr -d '\r' <"$dir/console.raw" >"$dir/console.log" 2>/dev/null || true
 	tr -d '\r' <"$dir/ktap.raw" >"$dir/ktap.log" 2>/dev/null || true
 	rm -f "$dir/console.raw" "$dir/ktap.raw"
