@@ -311,16 +311,11 @@ build_modules()
 	) 9>"$dir.lock"
 }
 
-# The programs every VM carries in /knc, built once per run: "SOURCE" or
-# "SOURCE:extra gcc flags" (static, -O2 -Wall unless the flags say more)
-PROGS="tools/e2e/badattr.c tools/e2e/spflt-region.c tools/e2e/spflt-pingpong.c
-	tools/e2e/selfmon.c tools/e2e/rdpmc-nomap.c tools/e2e/rdpmc-isolation.c
-	tools/e2e/runas.c tools/e2e/features.c tools/e2e/msrpeek.c
-	tools/e2e/instrumented.c tools/e2e/hotspots.c:-fno-inline,-g
-	tools/e2e/pingpong.c tools/e2e/kncdbg.c tools/e2e/selfread-cost.c
-	tools/stress/churn.c tools/stress/stormrec.c
-	tools/stall/stall-ioctl.c:-Wextra,-Werror tools/fuzz/knc-fuzz.c:-Wextra,-Werror
-	tools/qemu/tests/knc_model_user.c:-Wextra,-Werror"
+# The programs every VM carries in /knc, built once per run: every *.c
+# of these directories, static, -O2 -Wall and the flags of its own
+# "/* knc-cflags: ... */" line; knc_model_test.c is a module (below) and
+# papi-count.c links Debian's PAPI
+PROG_DIRS="tools/e2e tools/stress tools/stall tools/fuzz tools/qemu/tests"
 # /knc/workload-N: tools/e2e/workload.S with N loops, 2N+4 user-mode
 # instructions and N+1 branches (guest: w_insns N, w_branches N);
 # /knc/loadloop-N: tools/e2e/loadloop.S
@@ -335,12 +330,13 @@ build_progs()
 		rm -rf "$build/progs"
 		mkdir -p "$build/progs"
 		set -e
-		for p in $PROGS; do
-			src=${p%%:*}
-			flags=
-			[ "$src" = "$p" ] || flags=${p#*:}
-			# shellcheck disable=SC2086 # the flags are words
-			gcc -static -O2 -Wall ${flags//,/ } -o "$build/progs/$(basename "$src" .c)" "$KNC_TOP/$src"
+		for d in $PROG_DIRS; do
+			for src in "$KNC_TOP/$d"/*.c; do
+				[ "${src##*/}" != knc_model_test.c ] || continue
+				flags=$(sed -n 's|^/\* knc-cflags: \(.*\) \*/$|\1|p' "$src")
+				# shellcheck disable=SC2086 # the flags are words
+				gcc -static -O2 -Wall $flags -o "$build/progs/$(basename "$src" .c)" "$src"
+			done
 		done
 		for n in $WORKLOADS; do
 			gcc -nostdlib -static -DKNC_LOOPS="$n" -o "$build/progs/workload-$n" \

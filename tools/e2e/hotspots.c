@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* knc-cflags: -fno-inline -g */
 /*
  * hotspots (make demo): three functions whose costs are known exactly, for
  * perf record / perf report / perf annotate on the knc PMU.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* knc-cflags: -Wextra -Werror */
 /*
  * knc-fuzz: a randomized perf_event_open(2) exerciser for the knc PMU.
  *

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* knc-cflags: -Wextra -Werror */
 /*
  * stall-ioctl (tools/stall/init): one round of what a perf user does
  * through perf_event_open(2) besides the perf tool, for the long mixed

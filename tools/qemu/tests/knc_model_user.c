@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* knc-cflags: -Wextra -Werror */
 /*
  * User-space half of the KNC PMU model tests (static binary, run in the
  * guest after knc_model_test.ko): RDPMC from ring 3, the USR/OS filter
