@@ -109,9 +109,9 @@ selected()
 start=$(date +%s)
 mkdir -p "$KNC_CACHE/logs"
 # the newest 10 runs are kept, and any run of the last 6 hours (another
-# runner may still be writing it)
+# runner may still be writing it); a failure here fails nothing
 ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 |
-	xargs -r -I{} find {} -maxdepth 0 -mmin +360 -exec rm -rf {} +
+	xargs -r -I@ find @ -maxdepth 0 -mmin +360 -exec rm -rf {} + || true
 run=$(mktemp -d "$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)-XXXX")
 mkdir -p "$run/stages"
 ln -sfn "$run" "$KNC_CACHE/logs/latest"
