@@ -15,6 +15,9 @@
 #   make qemu         build QEMU with the KNC PMU model (tools/qemu)
 #   make model-test   the model's own tests
 #   make e2e          knc-perf.ko and perf end to end on the model
+#   make mutants      each deliberately broken driver, model and harness
+#                     of tools/mutants must fail the stages it names
+#                     (tools/mutants/run.sh; --only NAME for one)
 #   make stock        the same on Debian's kernel, beside upstream knc.c
 #   make compare      side-by-side report: upstream cpu PMU vs knc PMU
 #   make stress       stress and fault loops (hotplug, load/unload, PMI
@@ -55,6 +58,9 @@ model-test:
 e2e:
 	tools/run-tests.sh --only e2e,e2e-shift1
 
+mutants:
+	tools/mutants/run.sh
+
 stock:
 	tools/e2e/run-stock.sh
 
@@ -74,4 +80,4 @@ stress:
 	tools/e2e/run-61-standalone.sh --exit-first || rc=1; \
 	exit $$rc
 
-.PHONY: all modules clean install check test demo qemu model-test e2e stock compare stress
+.PHONY: all modules clean install check test demo qemu model-test e2e mutants stock compare stress
