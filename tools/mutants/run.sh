@@ -300,7 +300,8 @@ for n in "${mutants[@]}"; do
 		else
 			result=KILLED seen=
 		fi
-		seen+="${seen:+ | }$last: $(printf '%s\n' "${fails[@]}" | sed 's/^stage [^:]*: //' | head -n 6 | paste -sd';' -)"
+		seen+="${seen:+ | }$last: $(printf '%s\n' "${fails[@]}" | sed 's/^stage [^:]*: //; s/ *\(at \|(qemu exit [^;]*; \)*\/[^ ]*//' | cut -c1-70 |
+			head -n 6 | paste -sd';' -)"
 		[ ${#fails[@]} -le 6 ] || seen+="; ... ($((${#fails[@]} - 6)) more)"
 	fi
 	[ "$result" = KILLED ] || nfail=$((nfail + 1))
@@ -321,7 +322,7 @@ done
 if [ -z "$only" ]; then
 	while IFS='|' read -r n target issue what; do
 		case "$n" in '' | '#'*) continue ;; esac
-		echo "| $n | $target | - | ($what) | not yet ($issue) | - | - |"
+		echo "| $n | $target | - | - | not yet ($issue): $what | - | - |"
 	done <"$MDIR/not-yet"
 fi
 echo
