@@ -92,7 +92,7 @@ fi
 start=$(date +%s)
 mkdir -p "$WORK/logs"
 # the newest 5 runs' logs are kept
-ls -d "$WORK"/logs/2*/ 2>/dev/null | sort | head -n -5 | xargs -r rm -rf || true
+find "$WORK/logs" -mindepth 1 -maxdepth 1 -name '2*' | sort | head -n -5 | xargs -r rm -rf || true
 logs=$WORK/logs/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$logs"
 knc_log "${#mutants[@]} mutants; logs: $logs"
@@ -170,8 +170,10 @@ qemu_mutant_build()
 {
 	local n=$1 f=$2 out=$3 head sum files rc=0
 
-	[ -d "$QTREE/.git" ] && [ -f "$QTREE/build/qemu-system-x86_64" ] ||
-		{ echo "ERROR no QEMU tree and build dir (run tools/qemu/build-qemu.sh)"; return 1; }
+	if [ ! -d "$QTREE/.git" ] || [ ! -f "$QTREE/build/qemu-system-x86_64" ]; then
+		echo "ERROR no QEMU tree and build dir (run tools/qemu/build-qemu.sh)"
+		return 1
+	fi
 	[ -z "$(git -C "$QTREE" status --porcelain --untracked-files=no)" ] ||
 		{ echo "ERROR $QTREE has uncommitted changes: left alone"; return 1; }
 	[ "$(git -C "$QTREE" rev-parse 'HEAD^{tree}')" = "$(qemu_series_tree)" ] ||
@@ -207,9 +209,11 @@ qemu_mutant_build()
 	fi
 	knc_log "model $n: tree back to $head, rebuilding it" >&2
 	qemu_restore
-	[ "$(git -C "$QTREE" rev-parse HEAD)" = "$head" ] &&
-		[ -z "$(git -C "$QTREE" status --porcelain --untracked-files=no)" ] ||
-		{ echo "ERROR $QTREE is not as it was after the mutant build"; return 1; }
+	if [ "$(git -C "$QTREE" rev-parse HEAD)" != "$head" ] ||
+	   [ -n "$(git -C "$QTREE" status --porcelain --untracked-files=no)" ]; then
+		echo "ERROR $QTREE is not as it was after the mutant build"
+		return 1
+	fi
 	[ "$(sha256sum <"$QTREE/build/qemu-system-x86_64")" = "$sum" ] ||
 		knc_log "model $n: note: the rebuilt clean binary differs from the one before (not reproducible?)" >&2
 	return "$rc"
@@ -219,7 +223,9 @@ prep_model()
 {
 	local n=$1 f=$2 bin=$WORK/qemu-$1 key why
 
-	key=$( { cat "$f"; cat "$KNC_TOOLS"/qemu/patches/*.patch "$KNC_TOOLS/qemu/devices-x86_64.mak"; } |
+	# the diff, not its header: a new "# expect:" line rebuilds nothing
+	key=$( { sed -n '/^\(---\|diff \)/,$p' "$f"
+		 cat "$KNC_TOOLS"/qemu/patches/*.patch "$KNC_TOOLS/qemu/devices-x86_64.mak"; } |
 		sha256sum | cut -c1-16)
 	if [ -x "$bin" ] && [ "$(cat "$bin.key" 2>/dev/null)" = "$key" ]; then
 		knc_log "model $n: cached $bin (key $key)" >&2
@@ -267,7 +273,7 @@ for n in "${mutants[@]}"; do
 	mapfile -t expect < <(header "$f" expect)
 	log=$logs/$n.log
 	knc_log "mutant $n ($target, $stages): $what"
-	result= seen= envw= repo=$KNC_TOP
+	result='' seen='' envw='' repo=$KNC_TOP
 	if [ -z "$stages" ] || [ ${#expect[@]} = 0 ]; then
 		result=ERROR seen="header: no stages or no expect line"
 	else
