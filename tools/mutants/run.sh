@@ -21,7 +21,7 @@
 #
 # The target says what the diff applies to:
 #	driver	a copy of the driver's sources (Makefile, Kbuild, knc_*.[ch],
-#		kunit/) in $KNC_CACHE/mutants/driver-NAME; the stages run
+#		kunit/) in $KNC_CACHE/mutants/src-NAME; the stages run
 #		with KNC_DRIVER_SRC=that copy
 #	model	the QEMU tree ($KNC_CACHE/qemu-src/tree, paths from its top):
 #		under the QEMU build lock the diff is applied, ninja builds
@@ -116,7 +116,7 @@ apply()
 
 prep_driver()
 {
-	local n=$1 f=$2 d=$WORK/driver-$1
+	local n=$1 f=$2 d=$WORK/src-$1
 
 	rm -rf "$d"
 	mkdir -p "$d"
