@@ -15,6 +15,9 @@
 #   make qemu         build QEMU with the KNC PMU model (tools/qemu)
 #   make model-test   the model's own tests
 #   make e2e          knc-perf.ko and perf end to end on the model
+#   make mutants      each deliberately broken driver, model and harness
+#                     of tools/mutants must fail the stages it names
+#                     (tools/mutants/run.sh; --only NAME for one)
 #   make stock        the same on Debian's kernel, beside upstream knc.c
 #                     (and the DKMS build of the module)
 #   make compare      side-by-side report: upstream cpu PMU vs knc PMU,
@@ -56,6 +59,9 @@ model-test:
 e2e:
 	tools/run-tests.sh --only e2e,e2e-shift1
 
+mutants:
+	tools/mutants/run.sh
+
 # the dkms stage first: stock loads its module too (tools/suites/stock-dkms.sh)
 stock:
 	tools/run-tests.sh --only dkms,stock
@@ -68,4 +74,4 @@ compare:
 stress:
 	tools/run-tests.sh --table tools/stages-stress
 
-.PHONY: all modules clean install check test demo qemu model-test e2e stock compare stress
+.PHONY: all modules clean install check test demo qemu model-test e2e mutants stock compare stress

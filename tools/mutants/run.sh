@@ -1,0 +1,341 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make mutants: each deliberately broken variant in tools/mutants/*.patch
+# must turn the stages it names red, with every check it names among the
+# failures.
+#
+#	tools/mutants/run.sh [--only NAME[,NAME...]] [--list]
+#
+# A mutant is one file, NAME.patch: a header of "# key: value" lines,
+# then a unified diff (-p1):
+#
+#	# what:   one line: what it breaks
+#	# target: driver | model | harness
+#	# stages: the stages of tools/stages to run (comma-separated)
+#	# expect: a check that must fail (one line each, at least one)
+#
+# An expected check matches a line "stage S: TEXT" of the run's
+# "Failures:" list, S one of the mutant's stages, when TEXT is it or
+# begins with it followed by " ", ":" or "(".
+#
+# The target says what the diff applies to:
+#	driver	a copy of the driver's sources (Makefile, Kbuild, knc_*.[ch],
+#		kunit/) in $KNC_CACHE/mutants/src-NAME; the stages run
+#		with KNC_DRIVER_SRC=that copy
+#	model	the QEMU tree ($KNC_CACHE/qemu-src/tree, paths from its top):
+#		under the QEMU build lock the diff is applied, ninja builds
+#		qemu-system-x86_64, the binary is kept as
+#		$KNC_CACHE/mutants/qemu-NAME, the tree is put back (git
+#		checkout) and the build dir rebuilt from the clean tree; the
+#		stages run with KNC_QEMU_BIN=that binary.  The binary is kept
+#		for as long as the diff and tools/qemu/patches/ do not change.
+#	harness	a copy of the repository (the files git tracks, as they are
+#		in the work tree) in $KNC_CACHE/mutants/repo-NAME, whose own
+#		tools/run-tests.sh runs the stages
+#
+# Each mutant then runs "tools/run-tests.sh --only STAGES" and is
+#	KILLED		the run failed and every expected check failed
+#	SURVIVED	the run passed, or an expected check did not fail
+#	STALE		the diff no longer applies (update the mutant)
+#	ERROR		it could not be prepared (a build failed, ...)
+# The last lines: a table of every mutant, with the ones that cannot be
+# written yet (tools/mutants/not-yet), the total time, and "N killed, N
+# survived, N stale, N errors".  The exit status is non-zero unless every
+# mutant was KILLED.  One run-tests.sh at a time: the mutants run one
+# after another.  Logs: $KNC_CACHE/mutants/logs/<run>/NAME.log.
+set -euo pipefail
+
+KNC_LOG_TAG=mutants
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+MDIR=$KNC_TOOLS/mutants
+WORK=$KNC_CACHE/mutants
+QTREE=$KNC_CACHE/qemu-src/tree
+QLOCK=$KNC_CACHE/.qemu-build.lock
+
+only=
+list=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--only) only=,$2,; shift ;;
+	--list) list=1 ;;
+	*) knc_die "usage: $0 [--only NAME[,NAME...]] [--list]" ;;
+	esac
+	shift
+done
+
+# header FILE KEY: the values of "# KEY: value" lines of FILE's header
+header()
+{
+	sed -n '/^\(---\|diff \)/q; s/^# '"$2"': *//p' "$1"
+}
+
+mutants=()
+for f in "$MDIR"/*.patch; do
+	n=$(basename "$f" .patch)
+	[ -z "$only" ] || [[ "$only" == *",$n,"* ]] || continue
+	mutants+=("$n")
+done
+[ -z "$only" ] || [ ${#mutants[@]} -gt 0 ] || knc_die "no mutant named ${only//,/ } in $MDIR"
+
+if [ "$list" = 1 ]; then
+	for n in "${mutants[@]}"; do
+		f=$MDIR/$n.patch
+		printf '%-28s %-8s %-10s %s\n' "$n" "$(header "$f" target)" \
+			"$(header "$f" stages)" "$(header "$f" what)"
+	done
+	exit 0
+fi
+
+start=$(date +%s)
+mkdir -p "$WORK/logs"
+# the newest 5 runs' logs are kept
+find "$WORK/logs" -mindepth 1 -maxdepth 1 -name '2*' | sort | head -n -5 | xargs -r rm -rf || true
+logs=$WORK/logs/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$logs"
+knc_log "${#mutants[@]} mutants; logs: $logs"
+
+# run-tests.sh refuses KNC_* variables it does not know: only KNC_CACHE
+# and the one override reach it
+clean_env=()
+while read -r v; do
+	[ "$v" = KNC_CACHE ] || clean_env+=(-u "$v")
+done < <(compgen -e | grep '^KNC_' || true)
+
+# apply DIR PATCH [--check]: git apply in DIR, no repository above it
+# taken for its top
+apply()
+{
+	(cd "$1" && GIT_CEILING_DIRECTORIES=$(dirname "$1") git apply ${3:+"$3"} "$2")
+}
+
+# --- preparing a mutant: prints the environment word for run-tests.sh
+# (or nothing), or fails with STALE/ERROR and a reason on stdout
+
+prep_driver()
+{
+	local n=$1 f=$2 d=$WORK/src-$1
+
+	rm -rf "$d"
+	mkdir -p "$d"
+	cp "$KNC_TOP"/{Makefile,Kbuild} "$KNC_TOP"/knc_*.[ch] "$d/"
+	cp -r "$KNC_TOP/kunit" "$d/"
+	apply "$d" "$f" --check >"$d.apply.log" 2>&1 || { echo "STALE $(head -n1 "$d.apply.log")"; return 1; }
+	apply "$d" "$f" >>"$d.apply.log" 2>&1 || { echo "STALE $(head -n1 "$d.apply.log")"; return 1; }
+	echo "KNC_DRIVER_SRC=$d"
+}
+
+prep_harness()
+{
+	local n=$1 f=$2 d=$WORK/repo-$1
+
+	rm -rf "$d"
+	mkdir -p "$d"
+	(cd "$KNC_TOP" && git ls-files -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
+		tar -xf - -C "$d"
+	apply "$d" "$f" --check >"$d.apply.log" 2>&1 || { echo "STALE $(head -n1 "$d.apply.log")"; return 1; }
+	apply "$d" "$f" >>"$d.apply.log" 2>&1 || { echo "STALE $(head -n1 "$d.apply.log")"; return 1; }
+	echo "REPO=$d"
+}
+
+# The patched tree tools/qemu/build-qemu.sh makes of Debian's: the tree
+# a model mutant's diff goes on.
+qemu_series_tree()
+{
+	local idx p
+
+	idx=$(mktemp -u)
+	GIT_INDEX_FILE=$idx git -C "$QTREE" read-tree refs/tags/debian
+	for p in "$KNC_TOOLS"/qemu/patches/*.patch; do
+		GIT_INDEX_FILE=$idx git -C "$QTREE" apply --cached --whitespace=nowarn "$p" || {
+			rm -f "$idx"
+			return 1
+		}
+	done
+	GIT_INDEX_FILE=$idx git -C "$QTREE" write-tree
+	rm -f "$idx"
+}
+
+qemu_ninja()
+{
+	# Debian's python3 and meson, as tools/qemu/build-qemu.sh has them
+	PATH=/usr/bin:/bin:/usr/sbin:/sbin:$PATH ninja -C "$QTREE/build" -j"$KNC_JOBS" qemu-system-x86_64
+}
+
+# Inside the QEMU build lock: mutant binary $3 from diff $2, then the
+# tree and its build dir back as they were.  Output: the log.
+qemu_mutant_build()
+{
+	local n=$1 f=$2 out=$3 head sum files rc=0
+
+	if [ ! -d "$QTREE/.git" ] || [ ! -f "$QTREE/build/qemu-system-x86_64" ]; then
+		echo "ERROR no QEMU tree and build dir (run tools/qemu/build-qemu.sh)"
+		return 1
+	fi
+	[ -z "$(git -C "$QTREE" status --porcelain --untracked-files=no)" ] ||
+		{ echo "ERROR $QTREE has uncommitted changes: left alone"; return 1; }
+	[ "$(git -C "$QTREE" rev-parse 'HEAD^{tree}')" = "$(qemu_series_tree)" ] ||
+		{ echo "ERROR $QTREE is not at tools/qemu/patches (run tools/qemu/build-qemu.sh)"; return 1; }
+	head=$(git -C "$QTREE" rev-parse HEAD)
+	sum=$(sha256sum <"$QTREE/build/qemu-system-x86_64")
+	(cd "$QTREE" && git apply --check "$f") >&2 || { echo "STALE the diff does not apply to the model's tree"; return 1; }
+	mapfile -t files < <(cd "$QTREE" && git apply --numstat "$f" | cut -f3)
+	# from here on the tree is changed: put it back whatever happens
+	trap 'qemu_restore' EXIT
+	qemu_restore()
+	{
+		trap - EXIT
+		local f2
+		for f2 in "${files[@]}"; do
+			if git -C "$QTREE" cat-file -e "HEAD:$f2" 2>/dev/null; then
+				git -C "$QTREE" checkout -q HEAD -- "$f2"
+			else
+				rm -f "$QTREE/$f2"
+			fi
+		done
+		qemu_ninja >&2 || echo "[mutants] the rebuild of the clean tree failed" >&2
+	}
+	trap 'exit 130' INT TERM
+	(cd "$QTREE" && git apply "$f") >&2 || { echo "ERROR git apply failed after its --check"; qemu_restore; return 1; }
+	knc_log "model $n: building qemu-system-x86_64 with the diff" >&2
+	if qemu_ninja >&2; then
+		install -m 0755 "$QTREE/build/qemu-system-x86_64" "$out.tmp"
+		mv "$out.tmp" "$out"
+	else
+		rc=1
+		echo "ERROR the mutant model does not build"
+	fi
+	knc_log "model $n: tree back to $head, rebuilding it" >&2
+	qemu_restore
+	if [ "$(git -C "$QTREE" rev-parse HEAD)" != "$head" ] ||
+	   [ -n "$(git -C "$QTREE" status --porcelain --untracked-files=no)" ]; then
+		echo "ERROR $QTREE is not as it was after the mutant build"
+		return 1
+	fi
+	[ "$(sha256sum <"$QTREE/build/qemu-system-x86_64")" = "$sum" ] ||
+		knc_log "model $n: note: the rebuilt clean binary differs from the one before (not reproducible?)" >&2
+	return "$rc"
+}
+
+prep_model()
+{
+	local n=$1 f=$2 bin=$WORK/qemu-$1 key why
+
+	# the diff, not its header: a new "# expect:" line rebuilds nothing
+	key=$( { sed -n '/^\(---\|diff \)/,$p' "$f"
+		 cat "$KNC_TOOLS"/qemu/patches/*.patch "$KNC_TOOLS/qemu/devices-x86_64.mak"; } |
+		sha256sum | cut -c1-16)
+	if [ -x "$bin" ] && [ "$(cat "$bin.key" 2>/dev/null)" = "$key" ]; then
+		knc_log "model $n: cached $bin (key $key)" >&2
+		echo "KNC_QEMU_BIN=$bin"
+		return 0
+	fi
+	rm -f "$bin" "$bin.key"
+	# the model's tree at tools/qemu/patches, built (a no-op when it is)
+	"$KNC_TOOLS/qemu/build-qemu.sh" >"$WORK/qemu-$n.log" 2>&1 ||
+		{ echo "ERROR tools/qemu/build-qemu.sh failed ($WORK/qemu-$n.log)"; return 1; }
+	why=$(
+		exec 8>"$QLOCK"
+		flock 8
+		qemu_mutant_build "$n" "$f" "$bin" 2>>"$WORK/qemu-$n.log"
+	) || { echo "${why:-ERROR the mutant build failed ($WORK/qemu-$n.log)}"; return 1; }
+	echo "$key" >"$bin.key"
+	echo "KNC_QEMU_BIN=$bin"
+}
+
+# --- running one ---
+
+R_NAME=() R_TARGET=() R_STAGES=() R_EXPECT=() R_RESULT=() R_SEEN=() R_TIME=()
+nfail=0
+
+# matched TEXT STAGES EXPECTED: TEXT (a failure line) is EXPECTED
+matched()
+{
+	local line=$1 want=$3 s rest
+
+	for s in ${2//,/ }; do
+		[[ "$line" == "stage $s: "* ]] || continue
+		rest=${line#"stage $s: "}
+		[[ "$rest" == "$want" || "$rest" == "$want "* || "$rest" == "$want:"* || "$rest" == "$want("* ]] &&
+			return 0
+	done
+	return 1
+}
+
+for n in "${mutants[@]}"; do
+	f=$MDIR/$n.patch
+	t0=$(date +%s)
+	what=$(header "$f" what)
+	target=$(header "$f" target)
+	stages=$(header "$f" stages)
+	mapfile -t expect < <(header "$f" expect)
+	log=$logs/$n.log
+	knc_log "mutant $n ($target, $stages): $what"
+	result='' seen='' envw='' repo=$KNC_TOP
+	if [ -z "$stages" ] || [ ${#expect[@]} = 0 ]; then
+		result=ERROR seen="header: no stages or no expect line"
+	else
+		case "$target" in
+		driver) envw=$(prep_driver "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
+		model) envw=$(prep_model "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
+		harness) envw=$(prep_harness "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
+		*) result=ERROR seen="unknown target '$target'" ;;
+		esac
+	fi
+	if [ -z "$result" ]; then
+		case "$envw" in REPO=*) repo=${envw#REPO=} envw= ;; esac
+		rc=0
+		env "${clean_env[@]}" ${envw:+"$envw"} "$repo/tools/run-tests.sh" --only "$stages" \
+			>"$log" 2>&1 </dev/null || rc=$?
+		mapfile -t fails < <(sed -n '/^Failures:$/,/^[^ ]/s/^  - //p' "$log")
+		missing=()
+		for e in "${expect[@]}"; do
+			ok=0
+			for l in "${fails[@]}"; do
+				matched "$l" "$stages" "$e" && { ok=1; break; }
+			done
+			[ "$ok" = 1 ] || missing+=("$e")
+		done
+		last=$(tail -n1 "$log")
+		if [ "$rc" = 0 ]; then
+			result=SURVIVED seen="the run passed: $last"
+		elif [ ${#missing[@]} -gt 0 ]; then
+			result=SURVIVED seen="not among the failures: $(printf '%s; ' "${missing[@]}")"
+		else
+			result=KILLED seen=
+		fi
+		seen+="${seen:+ | }$last: $(printf '%s\n' "${fails[@]}" | sed 's/^stage [^:]*: //; s/ *\(at \|(qemu exit [^;]*; \)*\/[^ ]*//' | cut -c1-70 |
+			head -n 6 | paste -sd';' -)"
+		[ ${#fails[@]} -le 6 ] || seen+="; ... ($((${#fails[@]} - 6)) more)"
+	fi
+	[ "$result" = KILLED ] || nfail=$((nfail + 1))
+	R_NAME+=("$n") R_TARGET+=("$target") R_STAGES+=("$stages")
+	R_EXPECT+=("$(printf '%s; ' "${expect[@]}" | sed 's/; $//')")
+	R_RESULT+=("$result") R_SEEN+=("$seen") R_TIME+=("$(knc_elapsed "$t0")")
+	knc_log "mutant $n: $result in $(knc_elapsed "$t0") ($seen)"
+done
+
+# --- the table ---
+
+echo
+echo "| mutant | target | stages | expected to fail | result | failures seen | time |"
+echo "|---|---|---|---|---|---|---|"
+for ((i = 0; i < ${#R_NAME[@]}; i++)); do
+	echo "| ${R_NAME[i]} | ${R_TARGET[i]} | ${R_STAGES[i]} | ${R_EXPECT[i]} | ${R_RESULT[i]} | ${R_SEEN[i]//|//} | ${R_TIME[i]} |"
+done
+if [ -z "$only" ]; then
+	while IFS='|' read -r n target issue what; do
+		case "$n" in '' | '#'*) continue ;; esac
+		echo "| $n | $target | - | - | not yet ($issue): $what | - | - |"
+	done <"$MDIR/not-yet"
+fi
+echo
+k=0 s=0 st=0 er=0
+for r in "${R_RESULT[@]}"; do
+	case "$r" in KILLED) k=$((k + 1)) ;; SURVIVED) s=$((s + 1)) ;; STALE) st=$((st + 1)) ;; *) er=$((er + 1)) ;; esac
+done
+echo "total time $(knc_elapsed "$start"); logs: $logs"
+echo "$k killed, $s survived, $st stale, $er errors"
+[ "$nfail" = 0 ]
