@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bad-attr-matrix (tools/suites/e2e-core.sh): call perf_event_open(2) directly on
+ * bad-attr-matrix (tools/suites/e2e-count.sh): call perf_event_open(2) directly on
  * the knc PMU with attributes Documentation/knc-pmu.rst says it refuses,
  * and check each errno.  Runs as root; the last cases drop to uid/gid
  * 65534 (init sets perf_event_paranoid to 1 first, so an unprivileged

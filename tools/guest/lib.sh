@@ -27,11 +27,11 @@
 #	KTAP version 1
 #	1..S				one test per suite
 #	    KTAP version 1
-#	    # Subtest: e2e-core
+#	    # Subtest: e2e-count
 #	    1..N			counted from the file
 #	    # got 3 want 4		the expect_* diagnostics
 #	    not ok 2 stat-instructions-u-exact
-#	ok 1 e2e-core
+#	ok 1 e2e-count
 #
 # A check that runs a program printing its own verdicts ("TAG: name:
 # PASS|FAIL|SKIP [detail]" lines) nests them one level deeper with
