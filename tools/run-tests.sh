@@ -4,8 +4,11 @@
 # make test: every stage of tools/stages, two at a time on two cores.
 #
 #	tools/run-tests.sh [--list] [--only STAGE[,STAGE...]] [--jobs N]
+#			   [--table FILE]
 #
 #	--list	print the stage table as this runner reads it and exit
+#	--table	another stage table instead of tools/stages (make stress:
+#		tools/stages-stress, the long loops)
 #	--only	run these stages alone (an override: every stage left out
 #		is counted as a skip, above the last line)
 #	--jobs	stages at once (default: the CPUs, at most 2; a TCG VM
@@ -63,6 +66,7 @@ fi
 
 only=
 list=0
+table=$KNC_TOOLS/stages
 jobs=$(nproc)
 [ "$jobs" -le 2 ] || jobs=2
 while [ $# -gt 0 ]; do
@@ -70,7 +74,8 @@ while [ $# -gt 0 ]; do
 	--list) list=1 ;;
 	--only) only=,$2,; shift ;;
 	--jobs) jobs=$2; shift ;;
-	*) knc_die "usage: $0 [--list] [--only STAGE[,STAGE...]] [--jobs N]" ;;
+	--table) table=$2; shift ;;
+	*) knc_die "usage: $0 [--list] [--only STAGE[,STAGE...]] [--jobs N] [--table FILE]" ;;
 	esac
 	shift
 done
@@ -82,11 +87,11 @@ S_SUITES=() S_ALLOW=()
 while read -r name kernel cpu icount smp tmo after suites allow rest; do
 	case "$name" in '' | '#'*) continue ;; esac
 	[ -n "$allow" ] && [ -z "$rest" ] ||
-		knc_die "tools/stages: stage $name: want 9 columns"
+		knc_die "$table: stage $name: want 9 columns"
 	S_NAME+=("$name") S_KERNEL+=("$kernel") S_CPU+=("$cpu")
 	S_ICOUNT+=("$icount") S_SMP+=("$smp") S_TMO+=("$tmo") S_AFTER+=("$after")
 	S_SUITES+=("$suites") S_ALLOW+=("$allow")
-done <"$KNC_TOOLS/stages"
+done <"$table"
 nstages=${#S_NAME[@]}
 
 if [ "$list" = 1 ]; then
@@ -110,7 +115,8 @@ start=$(date +%s)
 mkdir -p "$KNC_CACHE/logs"
 # the newest 10 runs are kept, and any run of the last 6 hours (another
 # runner may still be writing it)
-ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null | sort | head -n -10 |
+# (none yet on a clean machine: no error, under pipefail)
+{ ls -d "$KNC_CACHE"/logs/2*/ 2>/dev/null || true; } | sort | head -n -10 |
 	xargs -r -I{} find {} -maxdepth 0 -mmin +360 -exec rm -rf {} +
 run=$(mktemp -d "$KNC_CACHE/logs/$(date +%Y%m%d-%H%M%S)-XXXX")
 mkdir -p "$run/stages"
@@ -327,9 +333,16 @@ build_progs()
 }
 
 # Files of the host every image carries besides perf: file:mode:dest.
-# Dynamically linked programs bring their libraries (guest_libs).
-GUEST_FILES="/usr/share/doc/linux-perf/tips.txt:0644:/usr/share/doc/perf-tip/tips.txt
-	/usr/bin/objdump:0755:/usr/bin/objdump"
+# Dynamically linked programs bring their libraries (guest_libs).  A
+# dest's directory must be one knc_qemu_initramfs creates (the kernel
+# drops a file whose directory the cpio lacks): perf report's tips go to
+# /knc, and a suite that shows perf report copies them to
+# /usr/share/doc/linux-perf, where Debian's perf looks.
+GUEST_FILES="/usr/share/doc/linux-perf/tips.txt:0644:/knc/tips.txt
+	/usr/bin/objdump:0755:/usr/bin/objdump
+	/usr/bin/papi_component_avail:0755:/usr/bin/papi_component_avail
+	/usr/bin/papi_avail:0755:/usr/bin/papi_avail
+	/usr/bin/papi_native_avail:0755:/usr/bin/papi_native_avail"
 
 # guest_libs FILE...: the shared libraries FILEs need, as file:mode:dest
 guest_libs()
@@ -360,7 +373,8 @@ vm_initramfs()
 		[ ! -f "${f%%:*}" ] || files+=("$f")
 	done
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
-		guest_libs /usr/bin/objdump "$build/progs/papi-count")
+		guest_libs /usr/bin/objdump /usr/bin/papi_component_avail /usr/bin/papi_avail \
+			/usr/bin/papi_native_avail "$build/progs/papi-count")
 	# the same file twice (a library two programs need) once
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
 	gen=$(knc_kbuild_dir test)
