@@ -206,6 +206,27 @@ for f in "${overrides[@]}"; do
 	knc_log "override: $f (counted as a skip)"
 done
 
+# stock_version SERIES: the Debian kernel release of the installed
+# linux-headers-SERIES.*-amd64 (tools/install-deps.sh installs them)
+stock_version()
+{
+	local h
+
+	h=$(knc_debian_headers "$1") || return 1
+	echo "${h#/usr/src/linux-headers-}"
+}
+
+# stock_image SERIES: Debian's linux-image of the headers' version
+stock_image()
+{
+	local v
+
+	v=$(stock_version "$1") || { echo "no linux-headers-$1 installed"; return 1; }
+	[ -f "/boot/vmlinuz-$v" ] && return 0
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
+}
+
 # --- set-up: packages, kernels, QEMU ---
 
 # stage_needs WHAT: some selected stage needs WHAT (a kernel or "model")
@@ -379,27 +400,6 @@ vm_initramfs()
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
 	gen=$(knc_kbuild_dir test)
 	KNC_KBUILD=$gen knc_qemu_initramfs "$out" "$KNC_TOOLS/guest/init" "${files[@]}" >/dev/null
-}
-
-# stock_version SERIES: the Debian kernel release of the installed
-# linux-headers-SERIES.*-amd64 (tools/install-deps.sh installs them)
-stock_version()
-{
-	local h
-
-	h=$(knc_debian_headers "$1") || return 1
-	echo "${h#/usr/src/linux-headers-}"
-}
-
-# stock_image SERIES: Debian's linux-image of the headers' version
-stock_image()
-{
-	local v
-
-	v=$(stock_version "$1") || { echo "no linux-headers-$1 installed"; return 1; }
-	[ -f "/boot/vmlinuz-$v" ] && return 0
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
 }
 
 # kernel_image KERNEL: the bzImage a stage boots
