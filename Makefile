@@ -64,7 +64,7 @@ compare:
 # Every part runs even when one fails; the exit status says if any did.
 stress:
 	rc=0; \
-	tools/stress/run-stress.sh || rc=1; \
+	tools/run-tests.sh --table tools/stages-stress || rc=1; \
 	tools/fuzz/run-fuzz.sh || rc=1; \
 	KNC_KERNEL_VARIANT=standalone tools/stall/run-stall.sh || rc=1; \
 	KNC_KERNEL_VARIANT=debug KNC_E2E_MODEL=0 KNC_E2E_SHIFT1=0 \

@@ -10,7 +10,7 @@
 # libpfm4's encoding with perf_event_open(2) (/knc/papi-count, built
 # against Debian's libpapi and libpfm4 as a user would).
 #
-# Settings: KNC_PAPI_DEBUG=1 (knc.papi_debug=1): PAPI_DEBUG and
+# Settings: papi_debug=1 (a suite setting, KNC_PAPI_DEBUG): PAPI_DEBUG and
 # libpfm4's debug output on every run.
 
 # /knc/workload-N of the pfm counts, and papi-count's two region sizes
