@@ -111,7 +111,7 @@ check_hp_cycles()
 	wait $hp_apid || hp_arc=$?
 	# perf stat -a's session in ns of guest time, 10 ms added for the
 	# uptime's resolution
-	hp_a_ns=$(echo "$hp_t0 $(uptime_s)" | awk '{ printf "%d", ($2 - $1 + 0.01) * 1000000000 }')
+	hp_a_ns=$(echo "$hp_t0 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1 + 0.01) * 1000000000 }')
 	info "$hp_n cycles in $(echo "$hp_t0 $(uptime_s)" | awk '{ printf "%.1f", $2 - $1 }') s guest time; events not all open before offline: $hp_noopen"
 	info "cpu1 sampler: samples per run:$hp_sr_all; $hp_sr_hup saw their event go (hup)"
 	info "per-task record -c 2000 on cpu0: samples per run:$hp_r1_all"
