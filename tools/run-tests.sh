@@ -7,6 +7,8 @@
 #		[--table FILE]
 #
 #	--list	print the stage table as this runner reads it and exit
+#	--table	another stage table instead of tools/stages (make stress:
+#		tools/stages-stress, the long loops)
 #	--only	run these stages alone (an override: every stage left out
 #		is counted as a skip, above the last line)
 #	--jobs	stages at once (default: the CPUs, at most 2; a TCG VM
@@ -69,6 +71,7 @@ fi
 only=
 table=$KNC_TOOLS/stages
 list=0
+table=$KNC_TOOLS/stages
 jobs=$(nproc)
 [ "$jobs" -le 2 ] || jobs=2
 while [ $# -gt 0 ]; do
@@ -361,9 +364,16 @@ build_progs()
 }
 
 # Files of the host every image carries besides perf: file:mode:dest.
-# Dynamically linked programs bring their libraries (guest_libs).
-GUEST_FILES="/usr/share/doc/linux-perf/tips.txt:0644:/usr/share/doc/perf-tip/tips.txt
-	/usr/bin/objdump:0755:/usr/bin/objdump"
+# Dynamically linked programs bring their libraries (guest_libs).  A
+# dest's directory must be one knc_qemu_initramfs creates (the kernel
+# drops a file whose directory the cpio lacks): perf report's tips go to
+# /knc, and a suite that shows perf report copies them to
+# /usr/share/doc/linux-perf, where Debian's perf looks.
+GUEST_FILES="/usr/share/doc/linux-perf/tips.txt:0644:/knc/tips.txt
+	/usr/bin/objdump:0755:/usr/bin/objdump
+	/usr/bin/papi_component_avail:0755:/usr/bin/papi_component_avail
+	/usr/bin/papi_avail:0755:/usr/bin/papi_avail
+	/usr/bin/papi_native_avail:0755:/usr/bin/papi_native_avail"
 
 # guest_libs FILE...: the shared libraries FILEs need, as file:mode:dest
 guest_libs()
@@ -397,7 +407,8 @@ vm_initramfs()
 	f=$KNC_CACHE/dkms/knc-perf-6.12.ko
 	[ "$2" != stock-6.12 ] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
-		guest_libs /usr/bin/objdump "$build/progs/papi-count")
+		guest_libs /usr/bin/objdump /usr/bin/papi_component_avail /usr/bin/papi_avail \
+			/usr/bin/papi_native_avail "$build/progs/papi-count")
 	# the same file twice (a library two programs need) once
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
 	gen=$(knc_kbuild_dir test)

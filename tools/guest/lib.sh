@@ -293,3 +293,72 @@ w_branches()
 {
 	echo $(($1 + 1))
 }
+
+# --- loops that open and close many events (tools/suites/stress-*.sh) ---
+
+# knc_refs: the events open on knc (knc_perf's module references, 0 when
+# it is not loaded)
+knc_refs()
+{
+	awk '$1 == "knc_perf" { print $3; f = 1 } END { if (!f) print 0 }' /proc/modules
+}
+
+# wait_refs N: up to ~10 s until at least N knc events are open
+wait_refs()
+{
+	wr_i=0
+	while [ "$(knc_refs)" -lt "$1" ] && [ $wr_i -lt 200 ]; do
+		sleep 0.05
+		wr_i=$((wr_i + 1))
+	done
+	[ "$(knc_refs)" -ge "$1" ]
+}
+
+# wait_refs_zero: up to ~10 s until no knc event is open
+wait_refs_zero()
+{
+	wz_i=0
+	while [ "$(knc_refs)" -gt 0 ] && [ $wz_i -lt 200 ]; do
+		sleep 0.05
+		wz_i=$((wz_i + 1))
+	done
+}
+
+# record_printed LOG: the sample count perf record printed, from its own
+# pass over the file ("[ perf record: Captured and wrote ... (N samples) ]")
+record_printed()
+{
+	sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$1" | tail -n 1 | grep . || echo 0
+}
+
+# record_stats DATA: "SAMPLES THROTTLES UNTHROTTLES LOST" records in DATA
+# (perf report --stats, the aggregated lines)
+record_stats()
+{
+	perf report --stats -i "$1" 2>/dev/null | awk '
+		/^Aggregated stats/ { on = 1; next } on && !/events:/ { on = 0 }
+		on { n[$1] = $3 }
+		END { printf "%d %d %d %d\n", n["SAMPLE"], n["THROTTLE"], n["UNTHROTTLE"], n["LOST"] }'
+}
+
+# knc_bad_count: lines of the kernel log so far that knc_dmesg_bad reports
+knc_bad_count()
+{
+	knc_dmesg_bad | grep -c .
+}
+
+# expect_no_new_reports BEFORE: knc_dmesg_bad reports nothing past its
+# first BEFORE lines (a knc_bad_count taken earlier)
+expect_no_new_reports()
+{
+	nr_new=$(knc_dmesg_bad | grep . | tail -n +$(($1 + 1)))
+	[ -z "$nr_new" ] && return
+	printf '%s\n' "$nr_new" | head -n 20 | sed 's/^/| new report: /'
+	fail "$(printf '%s\n' "$nr_new" | head -n 3 | tr '\n' ';' | head -c 300)"
+}
+
+# uptime_s: the guest's uptime in seconds, with decimals
+uptime_s()
+{
+	cut -d' ' -f1 /proc/uptime
+}

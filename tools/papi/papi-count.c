@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * papi-count (tools/papi/init): count a region of known size through
+ * papi-count (tools/suites/papi.sh): count a region of known size through
  * Debian's libpapi and libpfm4 on the knc PMU, and check the counts are
  * exact.
  *
@@ -31,8 +31,8 @@
  * KNC_MPX_LOOPS iterations (the kernel rotates every few ms of virtual
  * time, so the region must last well over that).
  *
- * Prints "KNC-PAPI: <mode>-<check>: PASS|FAIL <detail>" lines (declared
- * by tools/papi/init as "<mode>-*") and "KNC-PAPI-INFO: ..." lines.
+ * Prints "KNC-PAPI: <mode>-<check>: PASS|FAIL <detail>" lines (counted
+ * per mode by tools/suites/papi.sh) and "KNC-PAPI-INFO: ..." lines.
  * Build: gcc -O2 papi-count.c -lpapi -lpfm
  */
 #define _GNU_SOURCE

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * churn (tools/stress/stock-init): the x86 "cpu" PMU and knc opened and
+ * churn (tools/suites/stress-churn.sh): the x86 "cpu" PMU and knc opened and
  * closed in random order from several processes, on Debian's kernel where
  * both drive the same counters and reserve them against each other.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * stormrec (tools/stress/init): a sampling recorder that keeps no data,
+ * stormrec (tools/suites/stress-*.sh): a sampling recorder that keeps no data,
  * for PMI storms that would fill any disk: perf record's events, with the
  * ring buffers drained and the records counted in memory.
  *

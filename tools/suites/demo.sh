@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# make demo: load knc-perf.ko, then show what a perf user sees (perf
+# list, perf stat, perf record, report and annotate, a self-monitoring
+# program).  Everything shown is also checked, so that make demo and
+# make test notice when the demo stops being what the README promises.
+#
+# The session goes to the console, each line after "demo| ";
+# tools/demo.sh prints those lines (and nothing else of the console,
+# so kernel messages and the checks' lines stay out of the user's view).
+
+DEMO_LOOPS=5000000
+
+# What a user would take for an error in a perf command's output.
+DEMO_NOISE='[Ee]rror|[Ww]arning|[Ff]ailed|Couldn.t|Cannot|not supported|not counted'
+
+# say LINE...: a line of the session
+say()
+{
+	printf 'demo| %s\n' "$*"
+}
+
+# say_lines: stdin, as lines of the session
+say_lines()
+{
+	sed 's/^/demo| /'
+}
+
+# dm_run CMD...: show the command and everything it prints; keep the
+# output in $dm_out (for the checks and the noise scan); status: CMD's
+dm_n=0
+dm_run()
+{
+	dm_n=$((dm_n + 1))
+	dm_out=/tmp/demo-out.$dm_n
+	say
+	say "# $*"
+	dm_rc=0
+	"$@" >"$dm_out" 2>&1 || dm_rc=$?
+	say_lines <"$dm_out"
+	return $dm_rc
+}
+
+# dm_stat_count EVENT: perf stat's count of EVENT in $dm_out
+dm_stat_count()
+{
+	sed -n "s|^ *\([0-9,]*\) *$1\( .*\)\{0,1\}$|\1|p" "$dm_out" | tr -d , | head -n 1
+}
+
+dm_cpuinfo()
+{
+	sed -n "s/^$1[[:space:]]*: //p" /proc/cpuinfo | head -n 1
+}
+
+check_insmod()
+{
+	# the programs under the names the session shows (copies: perf
+	# report names a symlink's target); perf report's tips where
+	# Debian's perf looks for them
+	cp "/knc/workload-$DEMO_LOOPS" /workload
+	cp /knc/hotspots /knc/instrumented /
+	mkdir -p /usr/share/doc/linux-perf
+	cp /knc/tips.txt /usr/share/doc/linux-perf/ || fail "no perf tips (/knc/tips.txt)"
+	cd /tmp || return
+	dm_expect=$(w_insns "$DEMO_LOOPS")
+	say
+	say "==== $(uname -r), $(dm_cpuinfo vendor_id) family $(dm_cpuinfo 'cpu family') model $(dm_cpuinfo model) ===="
+	dm_run insmod /knc/knc-perf.ko || fail "insmod exit $dm_rc"
+	dmesg | grep 'knc_perf' | grep -v 'out-of-tree' | sed 's/^\[[^]]*\] *//' | say_lines
+	dm_run ls /sys/bus/event_source/devices/knc/
+	say
+	say "# perf list | grep knc | head"
+	perf list 2>&1 | grep knc | head -n 12 | say_lines
+	say "  ... $(perf list 2>/dev/null | grep -c knc/) knc events in all"
+}
+
+check_stat_exact()
+{
+	dm_run perf stat -e knc/instructions_executed/,knc/cpu_clk_unhalted/ /workload
+	say "(/workload executes exactly $dm_expect user-mode instructions)"
+	dm_run perf stat -e knc/instructions_executed/u /workload
+	expect_eq "$(dm_stat_count knc/instructions_executed/u)" "$dm_expect" "perf stat count"
+}
+
+check_record_samples()
+{
+	dm_run perf record -e knc/event=0x16/u -c 10000 -o /tmp/perf.data /workload
+	dm_want=$((dm_expect / 10000))
+	grep -q "($dm_want samples)" "$dm_out" ||
+		fail "expected $dm_want samples: $(grep -o '([0-9]* samples)' "$dm_out")"
+	say
+	dm_run perf report -i /tmp/perf.data --stdio
+}
+
+check_hotspots_shares()
+{
+	say
+	say "# a program with three functions of 1, 2 and 4 parts of the work"
+	say "# (tools/e2e/hotspots.c): perf report shows each with its share"
+	dm_run perf record -e knc/instructions_executed/u -c 10007 -o /tmp/hot.data /hotspots 1000000
+	say
+	say "# perf report --stdio --sort symbol"
+	dm_n=$((dm_n + 1))
+	dm_out=/tmp/demo-out.$dm_n
+	perf report -i /tmp/hot.data --stdio --sort symbol >"$dm_out" 2>&1
+	grep -v '^#' "$dm_out" | grep . | say_lines
+	say "(expected: heavy 57.1%, medium 28.6%, light 14.3%)"
+	# each share within a point of 4/7, 2/7 and 1/7
+	dm_bad=$(awk '$3 == "heavy" { h = $1 } $3 == "medium" { m = $1 } $3 == "light" { l = $1 }
+		function off(got, want) { got += 0; return got < want - 1 || got > want + 1 }
+		END { if (off(h, 57.14) || off(m, 28.57) || off(l, 14.29))
+			printf "heavy %s, medium %s, light %s", h, m, l }' "$dm_out")
+	[ -z "$dm_bad" ] || fail "$dm_bad"
+}
+
+check_annotate_loop()
+{
+	say
+	say "# perf annotate --stdio heavy: the samples sit on the loop"
+	dm_n=$((dm_n + 1))
+	dm_out=/tmp/demo-out.$dm_n
+	perf annotate -i /tmp/hot.data --stdio heavy >"$dm_out" 2>&1
+	grep -v '^\s*$' "$dm_out" | head -n 20 | say_lines
+	# the loop is one dec and one jnz (jne to objdump)
+	dm_loop=$(awk -F: '$1 ~ /^ *[0-9.]+ *$/ && $3 ~ /(dec|jne|jnz) / { s += $1 }
+		END { printf "%.2f", s }' "$dm_out")
+	if awk -v s="$dm_loop" 'BEGIN { exit !(s >= 99) }'; then
+		info "the loop has $dm_loop% of heavy's samples"
+	else
+		fail "the loop has $dm_loop% of heavy's samples"
+	fi
+}
+
+check_selfmon_region()
+{
+	say
+	say "# the application brackets its own code with spflt_on()/spflt_off()"
+	say "# (tools/include/knc_selfmon.h) and reads its own count:"
+	dm_run perf stat -e knc/instructions_executed,spflt=1/u /instrumented 1000000
+	expect_eq "$(dm_stat_count knc/instructions_executed,spflt=1/u)" 2000003 "perf stat count"
+	grep -q '^own reading: 2000003,' "$dm_out" ||
+		fail "own reading: $(grep '^own reading' "$dm_out")"
+	say "(the region: 2000002 instructions and the closing SPFLT = 2000003;"
+	say " RDPMC needs pmc_width 40 from an x86 core PMU, which this kernel has not:"
+	say " there the page says cap_user_rdpmc 0 and the program reads through read(2))"
+}
+
+check_rmmod()
+{
+	dm_run rmmod knc_perf || fail "rmmod exit $dm_rc"
+}
+
+# nothing the session showed looks like an error to a user
+check_no_noise()
+{
+	dm_lines=$(cat /tmp/demo-out.* | grep -E "$DEMO_NOISE")
+	[ -z "$dm_lines" ] || fail "$(printf '%s\n' "$dm_lines" | head -n 3 | tr '\n' '|')"
+	say
+	say "==== end of the session ===="
+}
