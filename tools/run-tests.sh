@@ -222,6 +222,7 @@ stage_needs()
 		selected "${S_NAME[i]}" || continue
 		case "$1" in
 		model) [[ "${S_CPU[i]}" == knc* ]] && return 0 ;;
+		check) [ "${S_NAME[i]}" = check ] && return 0 ;;
 		*) [ "${S_KERNEL[i]}" = "$1" ] && return 0 ;;
 		esac
 	done
@@ -263,7 +264,8 @@ declare -A broken=()	# kernel or model -> why its stages cannot run
 "$KNC_TOOLS/install-deps.sh" || setup_failures+=("set-up: tools/install-deps.sh failed")
 for k in test standalone debug; do
 	# the test kernel's gen_init_cpio packs every initramfs
-	[ "$k" = test ] || stage_needs "$k" || continue
+	# the check stage builds knc-perf-kunit.ko against the test kernel
+	stage_needs "$k" || { [ "$k" = test ] && stage_needs check; } || continue
 	knc_log "kernel $k"
 	KNC_KERNEL_VARIANT=$k "$KNC_TOOLS/build-test-kernel.sh" ||
 		broken[$k]="the $k kernel build failed"
@@ -353,12 +355,15 @@ build_progs()
 				"$KNC_TOOLS/e2e/loadloop.S"
 		done
 		gcc -O2 -Wall -o "$build/progs/papi-count" "$KNC_TOOLS/papi/papi-count.c" -lpapi -lpfm
-		# the model's own test module, against the test kernel
-		mkdir -p "$build/model-mod"
-		cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$build/model-mod/"
-		echo "obj-m := knc_model_test.o" >"$build/model-mod/Kbuild"
-		make -C "$(knc_kbuild_dir test)" M="$build/model-mod" modules
-		cp "$build/model-mod/knc_model_test.ko" "$build/progs/"
+		# the model's own test module, against the test kernel (a run
+		# of the standalone kernel's stages alone, make demo's, has none)
+		if [ -f "$(knc_kbuild_dir test)/Module.symvers" ]; then
+			mkdir -p "$build/model-mod"
+			cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$build/model-mod/"
+			echo "obj-m := knc_model_test.o" >"$build/model-mod/Kbuild"
+			make -C "$(knc_kbuild_dir test)" M="$build/model-mod" modules
+			cp "$build/model-mod/knc_model_test.ko" "$build/progs/"
+		fi
 		touch "$build/progs/.done"
 	) >"$build/progs.log" 2>&1 9>"$build/progs.lock"
 }
@@ -380,6 +385,27 @@ guest_libs()
 {
 	ldd "$@" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
 		sort -u | sed 's/.*/&:0755:&/'
+}
+
+# gen_cpio: the kernel's usr/gen_init_cpio in $build/gen/usr, from any
+# kernel built here or else compiled from the source (make demo builds
+# the standalone kernel only)
+gen_cpio()
+{
+	local k g=$build/gen/usr/gen_init_cpio
+
+	[ ! -x "$g" ] || return 0
+	mkdir -p "$build/gen/usr"
+	for k in test standalone debug; do
+		if [ -x "$(knc_kbuild_dir "$k")/usr/gen_init_cpio" ]; then
+			# two stages may get here at once: whole or nothing
+			cp "$(knc_kbuild_dir "$k")/usr/gen_init_cpio" "$g.$BASHPID" &&
+				mv "$g.$BASHPID" "$g"
+			return
+		fi
+	done
+	knc_ensure_source && gcc -O2 -o "$g.$BASHPID" "$KNC_SRC/usr/gen_init_cpio.c" &&
+		mv "$g.$BASHPID" "$g"
 }
 
 # vm_initramfs OUT KERNEL: the one guest, its suites, the programs,
@@ -411,8 +437,8 @@ vm_initramfs()
 			/usr/bin/papi_native_avail "$build/progs/papi-count")
 	# the same file twice (a library two programs need) once
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
-	gen=$(knc_kbuild_dir test)
-	KNC_KBUILD=$gen knc_qemu_initramfs "$out" "$KNC_TOOLS/guest/init" "${files[@]}" >/dev/null
+	gen_cpio || return 1
+	KNC_KBUILD=$build/gen knc_qemu_initramfs "$out" "$KNC_TOOLS/guest/init" "${files[@]}" >/dev/null
 }
 
 # --- one stage ---
