@@ -276,6 +276,17 @@ uptime_ns()
 	awk '{ printf "%d\n", $1 * 1000000000 }' /proc/uptime
 }
 
+# install_ko KO: KO where modprobe finds it (depmod; busybox modinfo
+# needs modules.dep even for a file), and print its x86cpu alias
+install_ko()
+{
+	ik_dir=/lib/modules/$(uname -r)/extra
+	mkdir -p "$ik_dir"
+	cp "$1" "$ik_dir/"
+	depmod 2>/dev/null || true
+	modinfo -F alias "$ik_dir/${1##*/}" 2>/dev/null || true
+}
+
 # the module's reference count, or "gone"
 modrefs()
 {

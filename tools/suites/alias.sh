@@ -7,11 +7,7 @@
 
 check_alias_plain_vcpu()
 {
-	al_dir=/lib/modules/$(uname -r)/extra
-	mkdir -p "$al_dir"
-	cp /knc/knc-perf.ko "$al_dir/"
-	depmod 2>/dev/null || true
-	al_alias=$(modinfo -F alias "$al_dir/knc-perf.ko" 2>/dev/null || true)
+	al_alias=$(install_ko /knc/knc-perf.ko)
 	al_modalias=$(cat /sys/devices/system/cpu/modalias)
 	info "alias $al_alias, CPU ${al_modalias%%:feature*}"
 	[ -n "$al_alias" ] || fail "knc-perf.ko has no alias"

@@ -46,11 +46,7 @@ check_rmmod_after_close()
 # that modalias (what udev runs) loads it through depmod's modules.alias
 check_autoload_alias()
 {
-	eu_dir=/lib/modules/$(uname -r)/extra
-	mkdir -p "$eu_dir"
-	cp /knc/knc-perf.ko "$eu_dir/"
-	depmod 2>/dev/null || true
-	eu_alias=$(modinfo -F alias "$eu_dir/knc-perf.ko" 2>/dev/null || true)
+	eu_alias=$(install_ko /knc/knc-perf.ko)
 	eu_modalias=$(cat /sys/devices/system/cpu/modalias)
 	info "alias $eu_alias, CPU ${eu_modalias%%:feature*}"
 	# shellcheck disable=SC2254

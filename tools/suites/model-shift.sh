@@ -4,16 +4,11 @@
 # At -icount shift=N the model's cycles are instructions << N: only the
 # module's tests that cycles change run (tools/qemu/tests, shift=N).
 
+# model.sh's model_kmod (each suite runs in a shell of its own)
+. /knc/suites/model.sh
+
 check_model_shift_kernel()
 {
-	ktap_program KNC-MODEL 20 model_shift_kmod
+	ktap_program KNC-MODEL 20 model_kmod "shift=$KNC_SHIFT"
 }
 
-model_shift_kmod()
-{
-	knc_dmesg_keep
-	ms_rc=0
-	taskset 1 insmod /knc/knc_model_test.ko "shift=$KNC_SHIFT" || ms_rc=$?
-	dmesg | sed -n 's/^.*\(KNC-MODEL: .*\)$/\1/p'
-	return "$ms_rc"
-}

@@ -5,18 +5,13 @@
 # knc-pmu at all), SPFLT is #UD in the kernel and in ring 3: one check
 # each (tools/qemu/tests, knc_model_ud).  knc.ud=LABEL names them.
 
-model_ud_kmod()
-{
-	knc_dmesg_keep
-	mu_rc=0
-	taskset 1 insmod /knc/knc_model_test.ko "spflt_ud=$KNC_UD" || mu_rc=$?
-	dmesg | sed -n 's/^.*\(KNC-MODEL: .*\)$/\1/p'
-	return "$mu_rc"
-}
+# model.sh's model_kmod (each suite runs in a shell of its own)
+. /knc/suites/model.sh
+
 
 check_model_ud_kernel()
 {
-	ktap_program KNC-MODEL 1 model_ud_kmod
+	ktap_program KNC-MODEL 1 model_kmod "spflt_ud=$KNC_UD"
 }
 
 check_model_ud_user()
