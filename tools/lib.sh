@@ -351,50 +351,6 @@ knc_tally_log()
 	fi
 }
 
-# knc_last_line ERE FILE: the last line of FILE that matches ERE, or
-# nothing.  Never fails: a guest that has not printed the line yet (or a
-# log not written yet) is not an error for a caller under set -e.
-knc_last_line()
-{
-	grep -aE -- "$1" "$2" 2>/dev/null | tail -n 1 || true
-}
-
-# knc_suite LOGDIR NAME CMD...: run CMD, a test script that prints
-# "KNC-<TAG>: name: PASS|FAIL|SKIP" lines and ends with "N passed, N
-# failed", into LOGDIR/NAME.log, echo its verdicts, and fold its result
-# into the caller's counters: passed and failed (numbers), failures and
-# skips (arrays).  A script that ends without that last line (it died on
-# a set-up step, say) counts as one failure and shows its log's tail; it
-# never ends the caller.
-knc_suite()
-{
-	local dir=$1 name=$2 log=$1/$2.log rc=0 last l
-
-	shift 2
-	knc_log "$name: $*"
-	"$@" >"$log" 2>&1 || rc=$?
-	grep -aE '^KNC-[A-Z0-9]+: [^:]+: (PASS|FAIL|SKIP)' "$log" | sed 's/^/  /' || true
-	while read -r l; do
-		failures+=("$name: $l")
-	done < <(grep -aE '^KNC-[A-Z0-9]+: [^:]+: FAIL' "$log" | cut -c1-200)
-	while read -r l; do
-		skips+=("$name: $l")
-	done < <(grep -aE '^KNC-[A-Z0-9]+: [^:]+: SKIP' "$log" | sed 's/^KNC-[A-Z0-9]*: //' | cut -c1-200)
-	last=$(tail -n1 "$log")
-	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-		passed=$((passed + BASH_REMATCH[1]))
-		failed=$((failed + BASH_REMATCH[2]))
-		if [ "$rc" != 0 ] && [ "${BASH_REMATCH[2]}" = 0 ]; then
-			failed=$((failed + 1))
-			failures+=("$name: exit $rc with no failure counted")
-		fi
-	else
-		tail -n 20 "$log" | sed 's/^/  | /'
-		failed=$((failed + 1))
-		failures+=("$name: no result (exit $rc, see $log)")
-	fi
-}
-
 # knc_tally TAG LOG RC [LOG RC]...: knc_tally_log for each LOG, then "N
 # skipped" (when any) and "N passed, N failed" over all of them.  Returns
 # non-zero if anything failed.

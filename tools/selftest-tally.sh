@@ -166,55 +166,6 @@ else
 	verdict guest-dmesg-scan SKIP "no /bin/busybox"
 fi
 
-# knc_suite under set -e: a script that dies before printing a verdict
-# is one failure and the caller goes on (a CI run once ended there with
-# no word of the script's log); a script's own tally is added up.  Each
-# case runs in a shell of its own: set -e does not act inside a command
-# that is part of an || list, as this script's callers are.
-under_set_e()
-{
-	KNC_SELFTEST_TMP=$tmp bash -c '
-		set -euo pipefail
-		KNC_LOG_TAG=selftest
-		. "$0"
-		tmp=$KNC_SELFTEST_TMP
-		eval "$1"' "$KNC_TOOLS/lib.sh" "$1" 2>&1 || true
-}
-suite_run()
-{
-	under_set_e "passed=0 failed=0 failures=() skips=()
-		knc_suite \"\$tmp\" $1 >\"\$tmp/suite.out\" 2>&1
-		echo \"reached \$passed \$failed \${failures[*]:-}\""
-}
-out=$(suite_run "dies sh -c 'echo [x] error: set-up; exit 1'")
-case "$out" in
-"reached 0 1 dies: no result (exit 1,"*) verdict suite-without-verdicts-is-one-failure PASS ;;
-*) verdict suite-without-verdicts-is-one-failure FAIL "got '$out'" ;;
-esac
-out=$(suite_run "counts printf '%s\\n' 'KNC-X: a: PASS' 'KNC-X: b: FAIL why' '1 passed, 1 failed'")
-case "$out" in
-"reached 1 1 counts: KNC-X: b: FAIL why") verdict suite-tally-is-added PASS ;;
-*) verdict suite-tally-is-added FAIL "got '$out'" ;;
-esac
-out=$(suite_run "lies sh -c 'echo KNC-X: a: PASS; echo 1 passed, 0 failed; exit 3'")
-case "$out" in
-"reached 1 1 lies: exit 3 with no failure counted") verdict suite-exit-without-failure-fails PASS ;;
-*) verdict suite-exit-without-failure-fails FAIL "got '$out'" ;;
-esac
-
-# knc_last_line: no match (the guest has not printed it yet) is an empty
-# answer, not the end of a caller under set -e (the stall watcher's gap
-# note once ended the run that way)
-printf 'KNC-STALL-HB: cpu0 1.0\nKNC-STALL-HB: cpu0 2.0\n' >"$tmp/beats"
-out=$(under_set_e "a=\$(knc_last_line '^KNC-STALL-STEP: ' \"\$tmp/beats\")
-	b=\$(knc_last_line '^KNC-STALL-HB: cpu0 ' \"\$tmp/beats\" | cut -d' ' -f3)
-	echo \"reached [\$a] [\$b]\"")
-if [ "$out" = "reached [] [2.0]" ]; then
-	verdict last-line-no-match-is-empty PASS
-else
-	verdict last-line-no-match-is-empty FAIL "got '$out'"
-fi
-
 # The stage tally of tools/run-tests.sh (ktap_tally, console_tally,
 # skip_allowed): st_run NAME ALLOW KTAP-TEXT prints the stage's passed,
 # failed and skipped sums and its failure lines
