@@ -75,6 +75,16 @@ expect_eq()
 	fi
 }
 
+# expect_verdict "PASS|FAIL DETAIL": a verdict an awk program computed
+# (several numbers judged at once) as this check's
+expect_verdict()
+{
+	case "$1" in
+	PASS\ *) info "${1#* }" ;;
+	*) fail "${1#* }" ;;
+	esac
+}
+
 knc_isnum()
 {
 	case "$1" in '' | *[!0-9]*) return 1 ;; esac

@@ -101,10 +101,7 @@ check_stat_multiplex_accuracy()
 			if (n != 4) bad = bad " " n "-lines"
 			printf "%s worst %.2f%% (bound %d%%)%s\n", bad == "" ? "PASS" : "FAIL", worst, bound, bad
 		}')
-	case "$ec_v" in
-	PASS*) info "${ec_v#* }" ;;
-	*) fail "${ec_v#* }" ;;
-	esac
+	expect_verdict "$ec_v"
 }
 
 # perf_event_open(2) with attributes the driver must refuse; the

@@ -60,11 +60,7 @@ check_storm_throttle_engaged()
 		$0 == "hup" { n++; if (q < 1 || mb > m + 1) bad = bad " cpu" cpu "/c" p ":pauses=" q ",maxburst=" mb
 			tot += q; desc = desc " cpu" cpu "/c" p ":" q "x" md }
 		END { printf "%s %d pauses, median burst per event:%s%s\n", (n && bad == "") ? "PASS" : "FAIL", tot, desc, bad }')
-	if [ "${ss_v%% *}" = PASS ]; then
-		info "${ss_v#* } (limit $ss_mspt/tick)"
-	else
-		fail "${ss_v#* } (limit $ss_mspt/tick)"
-	fi
+	expect_verdict "$ss_v (limit $ss_mspt/tick)"
 }
 
 # lifts: samples come back after every pause, up to the end
@@ -75,11 +71,7 @@ check_storm_throttle_lifts()
 		$0 == "bursts" { getline; b = $0 } $0 == "span_ms" { getline; sp = $0 }
 		$0 == "hup" { n++; if (b < 2 || sp < s * 800) bad = bad " cpu" cpu "/c" p ":bursts=" b ",span=" sp "ms" }
 		END { printf "%s %d events resumed after each pause over >= 80%% of %d s%s\n", (n && bad == "") ? "PASS" : "FAIL", n, s, bad }')
-	if [ "${ss_v%% *}" = PASS ]; then
-		info "${ss_v#* }"
-	else
-		fail "${ss_v#* }"
-	fi
+	expect_verdict "$ss_v"
 }
 
 # perf record -c 1 of a task, the workloads still spinning
@@ -143,11 +135,7 @@ check_storm_heartbeat()
 			printf "%s %d beats over %.1f s, longest gap %.2f s (limit %d s)\n",
 				(n >= want && worst <= lim) ? "PASS" : "FAIL", n, t2 - t0, worst, lim
 		}' /tmp/hb.log)
-	if [ "${ss_v%% *}" = PASS ]; then
-		info "${ss_v#* }"
-	else
-		fail "${ss_v#* }"
-	fi
+	expect_verdict "$ss_v"
 }
 
 # full rate again: one sample per 10000 user instructions
