@@ -54,10 +54,10 @@ qemu:
 	tools/qemu/build-qemu.sh
 
 model-test:
-	tools/run-tests.sh --only model,model-no-spflt,model-no-pmu,model-shift1
+	tools/run-tests.sh --only model,model-no-spflt,model-no-pmu,shift1
 
 e2e:
-	tools/run-tests.sh --only e2e,e2e-shift1
+	tools/run-tests.sh --only e2e,shift1
 
 mutants:
 	tools/mutants/run.sh

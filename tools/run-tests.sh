@@ -312,13 +312,22 @@ build_modules()
 		*) kdir=$(knc_kbuild_dir "$1") ;;
 		esac
 		make -C "$kdir" M="$dir" modules >"$dir.log" 2>&1 || exit 1
+		# the model's own test module (tools/qemu/tests), for the
+		# model suites on this project's kernels
+		if [[ "$1" != stock-* ]]; then
+			mkdir -p "$dir/model-mod"
+			cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$dir/model-mod/"
+			echo "obj-m := knc_model_test.o" >"$dir/model-mod/Kbuild"
+			make -C "$kdir" M="$dir/model-mod" modules >>"$dir.log" 2>&1 || exit 1
+			cp "$dir/model-mod/knc_model_test.ko" "$dir/"
+		fi
 		touch "$dir/.done"
 	) 9>"$dir.lock"
 }
 
 # The programs every VM carries in /knc, built once per run: every *.c
 # of these directories, static, -O2 -Wall and the flags of its own
-# "/* knc-cflags: ... */" line; knc_model_test.c is a module (below) and
+# "/* knc-cflags: ... */" line; knc_model_test.c is a module (build_modules) and
 # papi-count.c links Debian's PAPI
 PROG_DIRS="tools/e2e tools/stress tools/stall tools/fuzz tools/qemu/tests"
 # /knc/workload-N: tools/e2e/workload.S with N loops, 2N+4 user-mode
@@ -355,15 +364,6 @@ build_progs()
 				"$KNC_TOOLS/e2e/loadloop.S"
 		done
 		gcc -O2 -Wall -o "$build/progs/papi-count" "$KNC_TOOLS/papi/papi-count.c" -lpapi -lpfm
-		# the model's own test module, against the test kernel (a run
-		# of the standalone kernel's stages alone, make demo's, has none)
-		if [ -f "$(knc_kbuild_dir test)/Module.symvers" ]; then
-			mkdir -p "$build/model-mod"
-			cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$build/model-mod/"
-			echo "obj-m := knc_model_test.o" >"$build/model-mod/Kbuild"
-			make -C "$(knc_kbuild_dir test)" M="$build/model-mod" modules
-			cp "$build/model-mod/knc_model_test.ko" "$build/progs/"
-		fi
 		touch "$build/progs/.done"
 	) >"$build/progs.log" 2>&1 9>"$build/progs.lock"
 }
@@ -408,8 +408,8 @@ gen_cpio()
 		mv "$g.$BASHPID" "$g"
 }
 
-# vm_initramfs OUT KERNEL: the one guest, its suites, the programs,
-# perf, the modules
+# vm_initramfs OUT KERNEL SUITES: the one guest, its suites, the
+# programs, perf, the modules
 vm_initramfs()
 {
 	local out=$1 mod=$build/mod-$2 files=() f gen
@@ -429,9 +429,11 @@ vm_initramfs()
 	for f in $GUEST_FILES; do
 		[ ! -f "${f%%:*}" ] || files+=("$f")
 	done
-	# the dkms stage's build (tools/dkms-test.sh), for stock-dkms
+	# the dkms stage's build (tools/dkms-test.sh), for stock-dkms only:
+	# that stage runs after dkms, while another stage packing it could
+	# meet dkms removing and rebuilding it
 	f=$KNC_CACHE/dkms/knc-perf-6.12.ko
-	[ "$2" != stock-6.12 ] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
+	[[ ",$3," != *,stock-dkms,* ]] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
 		guest_libs /usr/bin/objdump /usr/bin/papi_component_avail /usr/bin/papi_avail \
 			/usr/bin/papi_native_avail "$build/progs/papi-count")
@@ -454,7 +456,7 @@ vm_stage()
 		{ result "$res" "failure stage $name: knc-perf.ko build for the $kernel kernel failed ($build/mod-$kernel.log)"; result "$res" "f 1"; return; }
 	build_progs ||
 		{ result "$res" "failure stage $name: the guest programs did not build ($build/progs.log)"; result "$res" "f 1"; return; }
-	vm_initramfs "$dir/initramfs.cpio" "$kernel" ||
+	vm_initramfs "$dir/initramfs.cpio" "$kernel" "${S_SUITES[$i]}" ||
 		{ result "$res" "failure stage $name: initramfs"; result "$res" "f 1"; return; }
 
 	qemu=qemu-system-x86_64
@@ -608,12 +610,18 @@ stage()
 	if [ -n "$why" ]; then
 		result "$dir/result.tmp" "failure stage $name: not run: $why"
 		result "$dir/result.tmp" "f 1"
-	elif [[ "${S_SUITES[$i]}" == host:* ]]; then
-		host_stage "$i" || result "$dir/result.tmp" "failure stage $name: runner error"
-	elif [[ "${S_SUITES[$i]}" == run:* ]]; then
-		run_stage "$i" || result "$dir/result.tmp" "failure stage $name: runner error"
 	else
-		vm_stage "$i" || result "$dir/result.tmp" "failure stage $name: runner error"
+		# in a subshell: a helper that exits (knc_die, an unset
+		# variable) ends the stage with a failure, not the stage's
+		# result file with it
+		(
+			case "${S_SUITES[$i]}" in
+			host:*) host_stage "$i" ;;
+			run:*) run_stage "$i" ;;
+			*) vm_stage "$i" ;;
+			esac
+		) 2>>"$dir/runner.err" ||
+			{ result "$dir/result.tmp" "failure stage $name: runner error (exit $?): $(tail -n 1 "$dir/runner.err")"; result "$dir/result.tmp" "f 1"; }
 	fi
 	p=$(awk '$1 == "p" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
 	f=$(awk '$1 == "f" { n += $2 } END { print n + 0 }' "$dir/result.tmp")

@@ -28,3 +28,15 @@ check_vm_kmemleak()
 		echo clear >/sys/kernel/debug/kmemleak
 	fi
 }
+
+# The DKMS stage's module only in the stage that tests it (stock-dkms,
+# which runs after dkms): a stage packing it while tools/dkms-test.sh
+# removes and rebuilds it found it gone (CI at f15701a, stage compare)
+check_vm_dkms_module_only_for_stock_dkms()
+{
+	vb_has=0
+	[ ! -f /knc/knc-perf-dkms.ko ] || vb_has=1
+	vb_want=0
+	case ",$KNC_SUITES," in *,stock-dkms,* | *,stock-dkms:*) vb_want=1 ;; esac
+	expect_eq "$vb_has" "$vb_want" "/knc/knc-perf-dkms.ko present"
+}
