@@ -1228,8 +1228,14 @@ static void knc_core_freq_mode_across_ticks(struct kunit *test)
 		   r.throttles, r.counted, r.injected);
 
 	KUNIT_EXPECT_EQ(test, value, r.counted);
-	KUNIT_EXPECT_GE(test, e->hw.sample_period * 100, want * 85);
-	KUNIT_EXPECT_LE(test, e->hw.sample_period * 100, want * 115);
+	/*
+	 * The core re-estimates the period from the count of each tick, and
+	 * a tick under TCG comes late when the host is busy: the period wanders
+	 * more than the rate does (period 23546 with 947 samples a second on
+	 * the debug kernel beside another VM).  Within 25%.
+	 */
+	KUNIT_EXPECT_GE(test, e->hw.sample_period * 100, want * 75);
+	KUNIT_EXPECT_LE(test, e->hw.sample_period * 100, want * 125);
 	/* 1000 samples a second, within 15% */
 	KUNIT_EXPECT_GE(test, r.win_n * NSEC_PER_SEC * 100, r.win_ns * 1000 * 85);
 	KUNIT_EXPECT_LE(test, r.win_n * NSEC_PER_SEC * 100, r.win_ns * 1000 * 115);
@@ -1286,31 +1292,38 @@ static void knc_core_period_ioctl_while_throttled(struct kunit *test)
 	struct knc_fake_thread *t = knc_test_fake();
 	struct perf_event *e = NULL;
 	unsigned long start;
-	int tries;
+	u64 interrupts = 0;
+	int tries, err = 0, state = 0, n = 0;
 
 	knc_max_samples_per_tick = 3;
 	/*
 	 * The ioctl sleeps, so it cannot come with interrupts off: the event
-	 * must still be throttled when it does.  Retry when a tick passed
-	 * after the burst, as the unthrottle timer may have fired.
+	 * must still be throttled when it does.  What the burst left is read
+	 * before the ioctl, and the try counts only when no tick passed from
+	 * the burst to the end of the ioctl, as the unthrottle timer may have
+	 * fired meanwhile (a debug kernel under TCG once took a tick between
+	 * the check and the ioctl, when the check came before it).
 	 */
 	for (tries = 0; tries < 5; tries++) {
 		memset(knc_samples, 0, sizeof(knc_samples));
 		e = knc_core_sampling(test, 10, false);
 		start = jiffies;
 		knc_test_burst(e, 10, 6);
-		if (!time_after(jiffies, start) &&
-		    e->hw.interrupts == CORE_MAX_INTERRUPTS)
+		n = knc_samples[0].n;
+		interrupts = e->hw.interrupts;
+		state = e->hw.state;
+		err = perf_event_period(e, 1000);
+		if (!time_after(jiffies, start) && interrupts == CORE_MAX_INTERRUPTS)
 			break;
 		kunit_release_action(test, knc_test_release_counter, e);
 		msleep(20);
 	}
 	KUNIT_ASSERT_LT(test, tries, 5);
-	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 4);
-	KUNIT_EXPECT_EQ(test, e->hw.interrupts, CORE_MAX_INTERRUPTS);
-	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
+	KUNIT_EXPECT_EQ(test, n, 4);
+	KUNIT_EXPECT_EQ(test, interrupts, CORE_MAX_INTERRUPTS);
+	KUNIT_EXPECT_TRUE(test, state & PERF_HES_STOPPED);
 
-	KUNIT_ASSERT_EQ(test, perf_event_period(e, 1000), 0);
+	KUNIT_ASSERT_EQ(test, err, 0);
 	KUNIT_EXPECT_EQ(test, e->hw.interrupts, 0);
 	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
 	KUNIT_EXPECT_EQ(test, t->counter[e->hw.idx], SPEC_COUNTER_VALUE_MASK + 1 - 1000);

@@ -12,6 +12,10 @@ PKGS=(
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
 	qemu-system-x86 busybox-static sparse linux-perf dkms python3-sphinx
 	papi-tools libpapi-dev libpfm4-dev
+	# QEMU's build (tools/qemu/build-qemu.sh checks them again): in
+	# this one apt-get call, not beside make test's first stages
+	dpkg-dev git ninja-build meson pkg-config libglib2.0-dev
+	libpixman-1-dev zlib1g-dev libfdt-dev
 	"$@"	# what one runner alone needs (run-61-standalone.sh: linux-source-6.1)
 )
 

@@ -115,7 +115,18 @@ knc_src_version()
 
 # Make sure $KNC_SRC holds the extracted Debian kernel source of the
 # installed linux-source package.  Re-extracts when the package changes.
+# Under a lock: make test's builds and stages run side by side.
 knc_ensure_source()
+{
+	mkdir -p "$KNC_CACHE"
+	(
+		flock 8
+		knc_extract_source
+	) 8>"$KNC_CACHE/.source-$KNC_KERNEL_SERIES.lock" ||
+		knc_die "no extracted $KNC_SRC_PKG in $KNC_SRC"
+}
+
+knc_extract_source()
 {
 	local ver stamp tmp
 

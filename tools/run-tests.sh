@@ -15,9 +15,10 @@
 #		under -icount runs on one host thread)
 #	--table	another stage table: make stress's is tools/stages-stress
 #
-# First it installs what is missing (tools/install-deps.sh) and builds
-# what the stages need (kernels, QEMU with the KNC PMU model; cached in
-# $KNC_CACHE, progress on the way).  Then each stage of the table runs:
+# First it installs what is missing (tools/install-deps.sh).  The builds
+# the stages need (kernels, QEMU with the KNC PMU model; cached in
+# $KNC_CACHE, progress on the way) run as stages of their own, first; a
+# row starts once what it boots is built.  Each stage of the table runs:
 # a VM stage builds knc-perf.ko for its kernel, packs the one guest /init
 # (tools/guest/init) with the suites and programs, boots through
 # tools/vm.sh with a second serial port for KTAP, and is tallied by the
@@ -93,6 +94,7 @@ while read -r name kernel cpu icount smp tmo after suites allow rest; do
 	case "$name" in '' | '#'*) continue ;; esac
 	[ -n "$allow" ] && [ -z "$rest" ] ||
 		knc_die "$table: stage $name: want 9 columns"
+	[[ "$name" != build-* ]] || knc_die "$table: stage $name: build-* names the runner's builds"
 	S_NAME+=("$name") S_KERNEL+=("$kernel") S_CPU+=("$cpu")
 	S_ICOUNT+=("$icount") S_SMP+=("$smp") S_TMO+=("$tmo") S_AFTER+=("$after")
 	S_SUITES+=("$suites") S_ALLOW+=("$allow")
@@ -111,7 +113,7 @@ fi
 
 selected()
 {
-	[ -z "$only" ] || [[ "$only" == *",$1,"* ]]
+	[ -z "$only" ] || [[ "$only" == *",$1,"* ]] || [[ "$1" == build-* ]]
 }
 
 # --- the run's bookkeeping; the summary runs whatever happens ---
@@ -262,25 +264,42 @@ kernel_image()
 declare -A broken=()	# kernel or model -> why its stages cannot run
 
 "$KNC_TOOLS/install-deps.sh" || setup_failures+=("set-up: tools/install-deps.sh failed")
-for k in test standalone debug; do
-	# the test kernel's gen_init_cpio packs every initramfs
-	# the check stage builds knc-perf-kunit.ko against the test kernel
-	stage_needs "$k" || { [ "$k" = test ] && stage_needs check; } || continue
-	knc_log "kernel $k"
-	KNC_KERNEL_VARIANT=$k "$KNC_TOOLS/build-test-kernel.sh" ||
-		broken[$k]="the $k kernel build failed"
-done
 for k in stock-6.12 stock-6.1; do
 	stage_needs "$k" || continue
 	why=$(stock_image "${k#stock-}") || broken[$k]="Debian's $k kernel: $why"
 done
-if stage_needs model; then
-	knc_log "QEMU with the KNC PMU model"
-	"$KNC_TOOLS/qemu/build-qemu.sh" || broken[model]="the QEMU build failed"
-fi
 for k in "${!broken[@]}"; do
 	setup_failures+=("set-up: ${broken[$k]}")
 done
+
+# The builds the selected stages need run as stages of their own, ahead
+# of the table's: a stage starts once its kernel (and QEMU, for the
+# model) is built, while the other builds go on.  The kernels one after
+# another (build-test-kernel.sh takes one lock for all: 2 cores), the
+# debug kernel first, for the longest stages; QEMU beside them.
+builds=() prev=-
+stage_needs model && builds+=("build-qemu:-")
+for k in debug test standalone; do
+	# the check stage builds knc-perf-kunit.ko against the test kernel
+	stage_needs "$k" || { [ "$k" = test ] && stage_needs check; } || continue
+	builds+=("build-$k:$prev")
+	prev=build-$k
+done
+for ((i = 0; i < nstages; i++)); do
+	deps=
+	case "${S_KERNEL[i]}" in test | standalone | debug) deps+=",build-${S_KERNEL[i]}" ;; esac
+	[ "${S_NAME[i]}" != check ] || deps+=",build-test"
+	[[ "${S_CPU[i]}" != knc* ]] || deps+=",build-qemu"
+	[ -z "$deps" ] || S_AFTER[i]=${S_AFTER[i]#-}$deps S_AFTER[i]=${S_AFTER[i]#,}
+done
+for ((i = ${#builds[@]} - 1; i >= 0; i--)); do
+	b=${builds[i]}
+	S_NAME=("${b%%:*}" "${S_NAME[@]}") S_AFTER=("${b#*:}" "${S_AFTER[@]}")
+	S_KERNEL=(- "${S_KERNEL[@]}") S_CPU=(- "${S_CPU[@]}") S_ICOUNT=(- "${S_ICOUNT[@]}")
+	S_SMP=(- "${S_SMP[@]}") S_TMO=(3600 "${S_TMO[@]}") S_ALLOW=(- "${S_ALLOW[@]}")
+	S_SUITES=("build:${b%%:*}" "${S_SUITES[@]}")
+done
+nstages=${#S_NAME[@]}
 
 # --- what VM stages share: modules per kernel, programs, initramfs ---
 
@@ -387,23 +406,15 @@ guest_libs()
 		sort -u | sed 's/.*/&:0755:&/'
 }
 
-# gen_cpio: the kernel's usr/gen_init_cpio in $build/gen/usr, from any
-# kernel built here or else compiled from the source (make demo builds
-# the standalone kernel only)
+# gen_cpio: the kernel's usr/gen_init_cpio in $build/gen/usr, compiled
+# from the source (a stage may start before any kernel is built)
 gen_cpio()
 {
-	local k g=$build/gen/usr/gen_init_cpio
+	local g=$build/gen/usr/gen_init_cpio
 
 	[ ! -x "$g" ] || return 0
 	mkdir -p "$build/gen/usr"
-	for k in test standalone debug; do
-		if [ -x "$(knc_kbuild_dir "$k")/usr/gen_init_cpio" ]; then
-			# two stages may get here at once: whole or nothing
-			cp "$(knc_kbuild_dir "$k")/usr/gen_init_cpio" "$g.$BASHPID" &&
-				mv "$g.$BASHPID" "$g"
-			return
-		fi
-	done
+	# two stages may get here at once: whole or nothing
 	knc_ensure_source && gcc -O2 -o "$g.$BASHPID" "$KNC_SRC/usr/gen_init_cpio.c" &&
 		mv "$g.$BASHPID" "$g"
 }
@@ -596,6 +607,22 @@ host_stage()
 	fi
 }
 
+# build_stage I: a kernel or QEMU, cached in $KNC_CACHE (its progress
+# on the runner's output); a failed build leaves STAGE_DIR/broken, the
+# reason its stages give for not running
+build_stage()
+{
+	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} what=${S_NAME[$1]#build-}
+
+	if [ "$what" = qemu ]; then
+		"$KNC_TOOLS/qemu/build-qemu.sh" || echo "the QEMU build failed" >"$dir/broken"
+	else
+		KNC_KERNEL_VARIANT=$what "$KNC_TOOLS/build-test-kernel.sh" ||
+			echo "the $what kernel build failed" >"$dir/broken"
+	fi
+	[ ! -f "$dir/broken" ] || result "$dir/result.tmp" "failure stage $name: $(cat "$dir/broken")"
+}
+
 # stage I in the background: its result file, whatever happens inside
 stage()
 {
@@ -606,8 +633,12 @@ stage()
 	echo "$t0" >"$dir/started"
 	: >"$dir/result.tmp"
 	why=${broken[${S_KERNEL[$i]}]:-}
-	[[ "${S_CPU[$i]}" != knc* ]] || why=${why:-${broken[model]:-}}
-	if [ -n "$why" ]; then
+	for a in ${S_AFTER[$i]//,/ }; do
+		[ ! -f "$run/stages/$a/broken" ] || why=${why:-$(cat "$run/stages/$a/broken")}
+	done
+	if [[ "${S_SUITES[$i]}" == build:* ]]; then
+		build_stage "$i"
+	elif [ -n "$why" ]; then
 		result "$dir/result.tmp" "failure stage $name: not run: $why"
 		result "$dir/result.tmp" "f 1"
 	else
@@ -677,7 +708,11 @@ while :; do
 		[ ${#pids[@]} -lt "$jobs" ] || break
 		[ -z "${state[${S_NAME[i]}]:-}" ] && ready "$i" || continue
 		state[${S_NAME[i]}]=running
-		knc_log "stage ${S_NAME[i]} (${S_KERNEL[i]}, ${S_CPU[i]}, ${S_SMP[i]} vCPUs) started"
+		if [[ "${S_SUITES[i]}" == build:* ]]; then
+			knc_log "${S_NAME[i]} started"
+		else
+			knc_log "stage ${S_NAME[i]} (${S_KERNEL[i]}, ${S_CPU[i]}, ${S_SMP[i]} vCPUs) started"
+		fi
 		stage "$i" &
 		pids[$!]=${S_NAME[i]}
 	done
