@@ -28,8 +28,8 @@
 #                     the debug kernel, the issue 12 stall reproducer,
 #                     every non-model e2e suite on the debug kernel, and
 #                     kernel review 2's N1 on a 6.1 kernel without the
-#                     x86 core PMU (tools/e2e/run-61-standalone.sh,
-#                     which builds that kernel); hours
+#                     x86 core PMU (the n1-61 rows of tools/stages-stress,
+#                     tools/suites/n1.sh); hours
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 

@@ -16,7 +16,7 @@ PKGS=(
 	# this one apt-get call, not beside make test's first stages
 	dpkg-dev git ninja-build meson pkg-config libglib2.0-dev
 	libpixman-1-dev zlib1g-dev libfdt-dev
-	"$@"	# what one runner alone needs (run-61-standalone.sh: linux-source-6.1)
+	"$@"	# what one build alone needs (make stress's 6.1-standalone kernel: linux-source-6.1)
 )
 
 missing=()

@@ -16,7 +16,7 @@ KNC_CACHE=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
 # kernel of make test) or 6.1, Debian 12's own kernel, the last before
 # perf_event_pmu_context (6.2).  A 6.1 build goes to
 # $KNC_CACHE/kernel-build-6.1-<variant> and adds tools/kernel-6.1.config
-# (tools/e2e/run-61-standalone.sh).
+# (the 6.1-standalone kernel of make stress, tools/stages-stress).
 KNC_KERNEL_SERIES=${KNC_KERNEL_SERIES:-6.12}
 case "$KNC_KERNEL_SERIES" in
 6.12|6.1) ;;
@@ -191,22 +191,6 @@ knc_kernel_ready()
 		[ -f "$KNC_KBUILD/Module.symvers" ]
 }
 
-# knc_build_module DIR [KDIR]: knc-perf.ko (and knc-perf-kunit.ko where
-# the kernel has KUnit) from a scratch copy of the sources in DIR, never
-# in the work tree, against KDIR (default $KNC_KBUILD); log in DIR.log.
-knc_build_module()
-{
-	local dir=$1 kdir=${2:-$KNC_KBUILD}
-
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	cp "$KNC_TOP"/Makefile "$KNC_TOP"/Kbuild "$KNC_TOP"/knc_*.c \
-		"$KNC_TOP"/knc_*.h "$dir/"
-	cp -r "$KNC_TOP/kunit" "$dir/"
-	make -s -C "$kdir" M="$dir" modules >"$dir.log" 2>&1 ||
-		{ tail -n 30 "$dir.log" >&2; knc_die "knc-perf.ko build against $kdir failed (log: $dir.log)"; }
-}
-
 # The one Debian 6.1 / 6.12 amd64 header tree under /usr/src (newest wins).
 knc_debian_headers()
 {
@@ -247,9 +231,9 @@ knc_run_logged()
 
 # Kernel log reports that fail a run wherever they appear: one extended
 # regular expression per line, the single list used by the host's console
-# scans (knc_log_clean, knc_tally) and, shipped as /knc-bad.ere with
-# tools/guest-lib.sh, by the guests' dmesg scans.  KNC_OK_ERE (shipped as
-# /knc-ok.ere) lists the matching lines that are not reports, each for a
+# scan (knc_log_clean, console_tally) and, shipped as /knc/bad.ere, by the
+# guest's dmesg scans (tools/guest/lib.sh).  KNC_OK_ERE (shipped as
+# /knc/ok.ere) lists the matching lines that are not reports, each for a
 # reason given here:
 #	INFO: NMI handler (...) took too long to run
 #		nmi_check_duration() times the handler with sched_clock; under
@@ -283,112 +267,6 @@ knc_log_clean()
 	grep -vE '^[0-9]+:KNC-' "$1.bad.tmp" | grep -vE -f "$KNC_OK_ERE" || rc=1
 	rm -f "$1.bad.tmp"
 	[ "$rc" = 1 ]
-}
-
-# knc_tally_log TAG LOG RC: the verdicts of one VM run, one line each,
-# "KNC-TAG: name: PASS|FAIL|SKIP [detail]".  The guest declares its checks
-# before running them in "KNC-TAG-PLAN: name..." lines (tools/guest-lib.sh
-# knc_plan; "prefix*" admits any number of verdicts named so, at least
-# one).  Added here as FAIL: a declared check without a verdict, a verdict
-# nobody declared before it, a verdict other than PASS/FAIL/SKIP, no plan
-# at all, no KNC-DONE marker, a non-zero QEMU exit status RC (even after
-# KNC-DONE), a missing LOG; and one "console-clean" check of LOG against
-# $KNC_BAD_ERE.  A kernel's own printk of a marker ("[ 1.2] KNC-...")
-# is not a verdict.
-knc_tally_log()
-{
-	local tag=$1 log=$2 rc=$3 bad
-
-	if [ ! -f "$log" ]; then
-		echo "KNC-$tag: vm-completed: FAIL (no console log $log; qemu exit $rc)"
-		return 0
-	fi
-	tr -d '\r' <"$log" | awk -v tag="KNC-$tag" -v rc="$rc" -v logf="$log" '
-	function planned(n,   p) {
-		if (n in plan) return n
-		for (p in wild)
-			if (substr(n, 1, length(p)) == p) return p "*"
-		return ""
-	}
-	function declare(n) {
-		if (n ~ /\*$/) wild[substr(n, 1, length(n) - 1)] = 1
-		plan[n] = 1
-		order[++np] = n
-	}
-	index($0, tag "-PLAN: ") == 1 {
-		sub(/^[^:]*: */, "")
-		for (i = 1; i <= NF; i++) declare($i)
-		anyplan = 1
-		next
-	}
-	/^KNC-DONE(: ok)?$/ { done = 1; next }
-	{
-		i = index($0, tag ": ")
-		if (i == 0) next
-		pre = substr($0, 1, i - 1)
-		if (pre ~ /\] *$/ || pre ~ /[A-Za-z0-9_-]$/) next
-		line = substr($0, i)
-		rest = substr(line, length(tag) + 3)
-		j = index(rest, ": ")
-		if (j == 0) next
-		name = substr(rest, 1, j - 1)
-		split(substr(rest, j + 2), w, " ")
-		v = w[1]
-		print line
-		p = planned(name)
-		if (v != "PASS" && v != "FAIL" && v != "SKIP")
-			printf "%s: %s: FAIL (verdict \"%s\" is not PASS, FAIL or SKIP)\n", tag, name, v
-		else if (p == "")
-			printf "%s: %s: FAIL (verdict without a declaration: add it to the %s-PLAN, knc_plan)\n", tag, name, tag
-		if (p != "") seen[p]++
-	}
-	END {
-		for (k = 1; k <= np; k++)
-			if (!seen[order[k]]++)
-				printf "%s: %s: FAIL (declared, no verdict: did not run)\n", tag, order[k]
-		if (!anyplan)
-			printf "%s: plan: FAIL (no %s-PLAN line: the guest declared nothing)\n", tag, tag
-		if (!done)
-			printf "%s: vm-completed: FAIL (no KNC-DONE marker, qemu exit %s; see %s)\n", tag, rc, logf
-		else if (rc != 0)
-			printf "%s: vm-completed: FAIL (qemu exit %s after KNC-DONE; see %s)\n", tag, rc, logf
-		else
-			printf "%s: vm-completed: PASS\n", tag
-	}' || echo "KNC-$tag: tally: FAIL (parsing $log failed)"
-	if bad=$(knc_log_clean "$log"); then
-		echo "KNC-$tag: console-clean: PASS"
-	else
-		echo "KNC-$tag: console-clean: FAIL ($(printf '%s\n' "$bad" | wc -l) lines, first at $log:$(printf '%s\n' "$bad" | head -n 3 | cut -c1-160 | tr '\n' ' '))"
-	fi
-}
-
-# knc_tally TAG LOG RC [LOG RC]...: knc_tally_log for each LOG, then "N
-# skipped" (when any) and "N passed, N failed" over all of them.  Returns
-# non-zero if anything failed.
-knc_tally()
-{
-	local tag=$1 out all=
-
-	shift
-	while [ $# -ge 2 ]; do
-		out=$(knc_tally_log "$tag" "$1" "$2")
-		printf '%s\n' "$out"
-		all+=$out$'\n'
-		shift 2
-	done
-	if [ $# != 0 ]; then
-		echo "KNC-$tag: tally-usage: FAIL (odd argument count)"
-		all+="KNC-$tag: tally-usage: FAIL"$'\n'
-	fi
-	printf '%s' "$all" | awk -v tag="KNC-$tag" '
-		index($0, tag ": ") != 1 { next }
-		{ sub(/^[^:]*: [^:]*: /, ""); v = $1 }
-		v == "PASS" { p++ } v == "SKIP" { s++ } v != "PASS" && v != "SKIP" { f++ }
-		END {
-			if (s) printf "%d skipped\n", s
-			printf "%d passed, %d failed\n", p, f
-			exit f > 0 || p == 0
-		}'
 }
 
 # --- the stage tally of tools/run-tests.sh (self-tested by

@@ -26,9 +26,7 @@
 # A stage fails where it does not produce its verdicts, where the VM does
 # not end on its own, where the console shows a kernel report
 # (tools/kernel-log-bad.ere), and for each SKIP whose reason the table
-# does not allow it.  Stages still on a runner of their own ("run:" in
-# the table) are folded in from their "KNC-TAG: name: VERDICT" lines and
-# "N passed, N failed" last line.
+# does not allow it.
 #
 # The last lines: a table with each stage's wall time and counts, the
 # failures, the skips and overrides, then "N passed, N failed".  The exit
@@ -252,12 +250,22 @@ stock_image()
 		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
 }
 
+# kernel_dir KERNEL: the build directory of one of this project's
+# kernels (test, standalone, debug; 6.1-standalone from linux-source-6.1)
+kernel_dir()
+{
+	case "$1" in
+	6.1-*) KNC_KERNEL_SERIES=6.1 knc_kbuild_dir "${1#6.1-}" ;;
+	*) knc_kbuild_dir "$1" ;;
+	esac
+}
+
 # kernel_image KERNEL: the bzImage a stage boots
 kernel_image()
 {
 	case "$1" in
 	stock-*) echo "/boot/vmlinuz-$(stock_version "${1#stock-}")" ;;
-	*) echo "$(knc_kbuild_dir "$1")/arch/x86/boot/bzImage" ;;
+	*) echo "$(kernel_dir "$1")/arch/x86/boot/bzImage" ;;
 	esac
 }
 
@@ -279,7 +287,7 @@ done
 # debug kernel first, for the longest stages; QEMU beside them.
 builds=() prev=-
 stage_needs model && builds+=("build-qemu:-")
-for k in debug test standalone; do
+for k in debug test standalone 6.1-standalone; do
 	# the check stage builds knc-perf-kunit.ko against the test kernel
 	stage_needs "$k" || { [ "$k" = test ] && stage_needs check; } || continue
 	builds+=("build-$k:$prev")
@@ -287,7 +295,7 @@ for k in debug test standalone; do
 done
 for ((i = 0; i < nstages; i++)); do
 	deps=
-	case "${S_KERNEL[i]}" in test | standalone | debug) deps+=",build-${S_KERNEL[i]}" ;; esac
+	case "${S_KERNEL[i]}" in test | standalone | debug | 6.1-standalone) deps+=",build-${S_KERNEL[i]}" ;; esac
 	[ "${S_NAME[i]}" != check ] || deps+=",build-test"
 	[[ "${S_CPU[i]}" != knc* ]] || deps+=",build-qemu"
 	[ -z "$deps" ] || S_AFTER[i]=${S_AFTER[i]#-}$deps S_AFTER[i]=${S_AFTER[i]#,}
@@ -328,12 +336,12 @@ build_modules()
 			m=/lib/modules/$v/kernel/arch/x86/kernel/msr.ko
 			if [ -f "$m.xz" ]; then xz -dc "$m.xz" >"$dir/msr.ko"; else cp "$m" "$dir/"; fi
 			;;
-		*) kdir=$(knc_kbuild_dir "$1") ;;
+		*) kdir=$(kernel_dir "$1") ;;
 		esac
 		make -C "$kdir" M="$dir" modules >"$dir.log" 2>&1 || exit 1
 		# the model's own test module (tools/qemu/tests), for the
 		# model suites on this project's kernels
-		if [[ "$1" != stock-* ]]; then
+		if [[ "$1" =~ ^(test|standalone|debug)$ ]]; then
 			mkdir -p "$dir/model-mod"
 			cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$dir/model-mod/"
 			echo "obj-m := knc_model_test.o" >"$dir/model-mod/Kbuild"
@@ -348,7 +356,7 @@ build_modules()
 # of these directories, static, -O2 -Wall and the flags of its own
 # "/* knc-cflags: ... */" line; knc_model_test.c is a module (build_modules) and
 # papi-count.c links Debian's PAPI
-PROG_DIRS="tools/e2e tools/stress tools/stall tools/fuzz tools/qemu/tests"
+PROG_DIRS="tools/e2e tools/stress tools/stall tools/fuzz tools/qemu/tests tools/initramfs"
 # /knc/workload-N: tools/e2e/workload.S with N loops, 2N+4 user-mode
 # instructions and N+1 branches (guest: w_insns N, w_branches N);
 # /knc/loadloop-N: tools/e2e/loadloop.S
@@ -427,7 +435,7 @@ vm_initramfs()
 
 	files+=("$KNC_TOOLS/guest/lib.sh:0644:/knc/lib.sh"
 		"$KNC_BAD_ERE:0644:/knc/bad.ere" "$KNC_OK_ERE:0644:/knc/ok.ere"
-		"$KNC_CACHE/knc-insmod:0755:/bin/knc-insmod")
+		"$build/progs/knc-insmod:0755:/bin/knc-insmod")
 	for f in "$KNC_TOOLS"/suites/*.sh; do
 		files+=("$f:0644:/knc/suites/${f##*/}")
 	done
@@ -501,7 +509,7 @@ vm_stage()
 	for s in ${S_SUITES[$i]//,/ }; do
 		s=${s%%:*}
 		[ -x "$KNC_TOOLS/suites/$s.watch" ] || continue
-		KNC_STAGE_KBUILD=$(knc_kbuild_dir "$kernel") "$KNC_TOOLS/suites/$s.watch" "$dir" \
+		KNC_STAGE_KBUILD=$(kernel_dir "$kernel") "$KNC_TOOLS/suites/$s.watch" "$dir" \
 			>"$dir/$s.watch.log" 2>&1 &
 		watchers+=("$!:$s")
 	done
@@ -541,57 +549,6 @@ vm_stage()
 	done
 }
 
-# run_stage I: a stage still on its own runner ("run:" in tools/stages)
-run_stage()
-{
-	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} res
-	local words cmd=() envs=() w rc=0 last l kernel=${S_KERNEL[$1]}
-
-	res=$dir/result.tmp
-	words=${S_SUITES[$i]#run:}
-	for w in ${words//,/ }; do
-		w=${w//\$KNC_CACHE/$KNC_CACHE}
-		if [ ${#cmd[@]} = 0 ] && [[ "$w" == KNC_*=* ]]; then
-			envs+=("$w")
-		else
-			cmd+=("$w")
-		fi
-	done
-	[[ "${cmd[0]}" == /* ]] || cmd[0]=$KNC_TOP/${cmd[0]}
-	case "$kernel" in
-	test | standalone | debug) envs+=("KNC_KERNEL_VARIANT=$kernel") ;;
-	stock-*) envs+=("KNC_STOCK_SERIES=${kernel#stock-}") ;;
-	esac
-	[ "${S_SMP[$i]}" = - ] || envs+=("KNC_QEMU_SMP=${S_SMP[$i]}")
-	timeout -k 10 "${S_TMO[$i]}" env "${envs[@]}" "${cmd[@]}" >"$dir/log" 2>&1 </dev/null || rc=$?
-	[ "$rc" != 124 ] || result "$res" "failure stage $name: killed after ${S_TMO[$i]} s (tools/stages tmo)"
-	while read -r l; do
-		result "$res" "failure stage $name: $l"
-	done < <(grep -aE '^(KNC-[A-Z0-9]+|check): [^:]+: FAIL' "$dir/log" | cut -c1-200)
-	while read -r l; do
-		if skip_allowed "$(sed 's/^[^:]*: [^:]*: SKIP *//' <<<"$l")" "${S_ALLOW[$i]}"; then
-			result "$res" "skip stage $name: $l"
-		else
-			result "$res" "failure stage $name: SKIP not allowed in this stage: $l"
-			result "$res" "f 1"
-		fi
-		result "$res" "s 1"
-	done < <(grep -aE '^(KNC-[A-Z0-9]+|check): [^:]+: SKIP' "$dir/log" | cut -c1-200)
-	last=$(tail -n1 "$dir/log")
-	if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-		result "$res" "p ${BASH_REMATCH[1]}"
-		result "$res" "f ${BASH_REMATCH[2]}"
-		if [ "$rc" != 0 ] && [ "${BASH_REMATCH[2]}" = 0 ]; then
-			result "$res" "failure stage $name: exit $rc with no failure counted"
-			result "$res" "f 1"
-		fi
-	else
-		tail -n 20 "$dir/log" | sed 's/^/  | /' >"$dir/tail.txt"
-		result "$res" "failure stage $name: no \"N passed, N failed\" last line (exit $rc; $dir/log)"
-		result "$res" "f 1"
-	fi
-}
-
 # host_stage I: a stage without a VM ("host:SCRIPT"): SCRIPT prints KTAP
 host_stage()
 {
@@ -616,6 +573,10 @@ build_stage()
 
 	if [ "$what" = qemu ]; then
 		"$KNC_TOOLS/qemu/build-qemu.sh" || echo "the QEMU build failed" >"$dir/broken"
+	elif [ "$what" = 6.1-standalone ]; then
+		{ "$KNC_TOOLS/install-deps.sh" linux-source-6.1 &&
+			KNC_KERNEL_SERIES=6.1 KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/build-test-kernel.sh"; } ||
+			echo "the $what kernel build failed" >"$dir/broken"
 	else
 		KNC_KERNEL_VARIANT=$what "$KNC_TOOLS/build-test-kernel.sh" ||
 			echo "the $what kernel build failed" >"$dir/broken"
@@ -648,7 +609,6 @@ stage()
 		(
 			case "${S_SUITES[$i]}" in
 			host:*) host_stage "$i" ;;
-			run:*) run_stage "$i" ;;
 			*) vm_stage "$i" ;;
 			esac
 		) 2>>"$dir/runner.err" ||

@@ -1,62 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=bash
 #
-# Helpers to boot the test kernel on the QEMU with the KNC PMU model.
-# Source after tools/lib.sh:
+# The QEMU with the KNC PMU model and the one initramfs builder of
+# tools/run-tests.sh.  Source after tools/lib.sh:
 #
 #	. "$KNC_TOOLS/qemu/qemu-env.sh"
 #
-# knc_qemu_vm runs tools/vm.sh with our QEMU build, the KNC CPU model and
-# -icount.
-#
-#	KNC_QEMU_ICOUNT	-icount argument (default shift=0,sleep=off: one
-#			instruction per virtual ns, idle time skipped)
-#	KNC_QEMU_SMP	if set (e.g. 1): vCPUs instead of vm.sh's 2
-#	KNC_QEMU_EXTRA	more QEMU arguments
 #	KNC_QEMU_BIN	the binary (default: what build-qemu.sh installed;
 #			e.g. a deliberately broken build of the model)
 
 KNC_QEMU_BIN=${KNC_QEMU_BIN:-$KNC_CACHE/qemu/bin/qemu-system-x86_64}
-KNC_QEMU_ICOUNT=${KNC_QEMU_ICOUNT:-shift=0,sleep=off}
 KNC_QEMU_KNC_CPU=qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1,knc-pmu=on
-
-knc_qemu_ready()
-{
-	[ -x "$KNC_QEMU_BIN" ] && [ -f "$KNC_CACHE/qemu/.knc-stamp" ]
-}
-
-# Die with the step to run unless the kernel variant and the model's QEMU
-# are built: the runners on the model build neither.
-knc_model_vm_ready()
-{
-	knc_kernel_ready ||
-		knc_die "kernel ($KNC_KERNEL_VARIANT) not built or out of date: run KNC_KERNEL_VARIANT=$KNC_KERNEL_VARIANT tools/build-test-kernel.sh"
-	knc_qemu_ready || knc_die "KNC QEMU not built: run tools/qemu/build-qemu.sh"
-}
-
-# Boot like tools/vm.sh (same options), on the KNC model.  Under -icount
-# every vCPU's TSC comes from the one virtual clock, so the TSCs are in
-# sync by construction; the kernel's boot-time check finds them
-# unsynchronized only because round robin runs the vCPUs in turn, and
-# would leave the standalone kernel on the jiffies clocksource, where
-# perf's clock moves in 4 ms steps: a program of a few microseconds then
-# shows 0 ns enabled and perf stat prints "<not counted>" for its count.
-knc_qemu_vm()
-{
-	KNC_VM_APPEND="tsc=reliable ${KNC_VM_APPEND:-}" \
-	KNC_QEMU=$KNC_QEMU_BIN \
-	KNC_QEMU_ARGS="-icount $KNC_QEMU_ICOUNT ${KNC_QEMU_EXTRA:-}" \
-	KNC_VM_SMP=${KNC_QEMU_SMP:-${KNC_VM_SMP:-2}} \
-	KNC_QEMU_CPU=${KNC_QEMU_CPU:-$KNC_QEMU_KNC_CPU} \
-		"$KNC_TOOLS/vm.sh" "$@"
-}
 
 # knc_qemu_initramfs OUT INIT [FILE[:MODE[:DEST]]...]
 # An uncompressed initramfs: busybox-static with its applets in /bin, INIT
-# as /init, the guest helpers /knc-guest.sh, /knc-bad.ere and /knc-ok.ere
-# (tools/guest-lib.sh, $KNC_BAD_ERE, $KNC_OK_ERE), and each FILE in / (or at DEST),
-# with dirs /bin /lib /lib64 /usr/bin /dev /proc /sys /tmp /knc /knc/suites
-# (tools/guest/init's).
+# as /init, and each FILE in / (or at DEST), with dirs /bin /lib /lib64
+# /usr/bin /dev /proc /sys /tmp /knc /knc/suites (tools/guest/init's).
 knc_qemu_initramfs()
 {
 	local out=$1 init=$2 gen=$KNC_KBUILD/usr/gen_init_cpio spec a f src mode dest d
@@ -75,9 +34,6 @@ knc_qemu_initramfs()
 		echo "nod /dev/null 0666 0 0 c 1 3"
 		echo "file /init $init 0755 0 0"
 		echo "file /bin/busybox /bin/busybox 0755 0 0"
-		echo "file /knc-guest.sh $KNC_TOOLS/guest-lib.sh 0644 0 0"
-		echo "file /knc-bad.ere $KNC_BAD_ERE 0644 0 0"
-		echo "file /knc-ok.ere $KNC_OK_ERE 0644 0 0"
 		for a in $(/bin/busybox --list); do
 			[ "$a" = busybox ] || echo "slink /bin/$a busybox 0777 0 0"
 		done
