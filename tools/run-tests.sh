@@ -129,6 +129,8 @@ ln -sfn "$run" "$KNC_CACHE/logs/latest"
 
 setup_failures=()
 summary_done=0
+declare -A pids=()	# running stage -> its name (the scheduler below)
+ticker=
 
 kill_tree()
 {
@@ -148,7 +150,7 @@ summary()
 	summary_done=1
 	trap - INT TERM
 	# a stage still running is killed, with its VM, and fails below
-	for p in $(jobs -p); do
+	for p in $(jobs -p) "${!pids[@]}" $ticker; do
 		kill_tree "$p"
 	done
 	[ "$rc" = 0 ] || setup_failures+=("the runner stopped (exit $rc) before it finished")
@@ -285,13 +287,31 @@ done
 # model) is built, while the other builds go on.  The kernels one after
 # another (build-test-kernel.sh takes one lock for all: 2 cores), the
 # debug kernel first, for the longest stages; QEMU beside them.
+# kernel_built KERNEL: its build is up to date (lib.sh read again in a
+# subshell for that kernel's fragments and directory)
+kernel_built()
+{
+	(
+		KNC_KERNEL_SERIES=6.12 KNC_KERNEL_VARIANT=${1#6.1-}
+		[ "$1" = "${1#6.1-}" ] || KNC_KERNEL_SERIES=6.1
+		. "$KNC_TOOLS/lib.sh"
+		knc_kernel_ready
+	) 2>/dev/null
+}
+
 builds=() prev=-
 stage_needs model && builds+=("build-qemu:-")
 for k in debug test standalone 6.1-standalone; do
 	# the check stage builds knc-perf-kunit.ko against the test kernel
 	stage_needs "$k" || { [ "$k" = test ] && stage_needs check; } || continue
-	builds+=("build-$k:$prev")
-	prev=build-$k
+	# a built kernel waits for no other build (make demo built the
+	# standalone one: its stages start beside the debug kernel's build)
+	if kernel_built "$k"; then
+		builds+=("build-$k:-")
+	else
+		builds+=("build-$k:$prev")
+		prev=build-$k
+	fi
 done
 for ((i = 0; i < nstages; i++)); do
 	deps=
@@ -662,7 +682,6 @@ ready()
 	done
 ) &
 ticker=$!
-declare -A pids=()
 while :; do
 	for ((i = 0; i < nstages; i++)); do
 		[ ${#pids[@]} -lt "$jobs" ] || break
