@@ -6,12 +6,9 @@
 # against what /knc/workload-N must count (tools/e2e/workload.S: 2N+4 user
 # instructions, N+1 branches; exact under -icount shift=0).
 
-E2E_N=1000000
-E2E_W=/knc/workload-$E2E_N
-E2E_INSNS=$(w_insns $E2E_N)
-E2E_BRANCHES=$(w_branches $E2E_N)
-E2E_LONG_N=50000000
-E2E_LONG=/knc/workload-$E2E_LONG_N
+# e2e-count.sh's workloads (E2E_N, E2E_W, E2E_INSNS, E2E_BRANCHES,
+# E2E_LONG); each suite runs in a shell of its own
+. /knc/suites/e2e-count.sh
 E2E_PERIOD=10000
 
 # Pinned: perf record opens one event per CPU for the task, each with its

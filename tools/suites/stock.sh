@@ -121,6 +121,25 @@ check_cpu_stat_instructions_u_counts()
 	info "r16:u counts '$(st_stat r16:u | cut -d, -f1)' (exact $ST_EXPECT)"
 }
 
+# st_contend HOLDER OUT OTHER SCOPE: PMU HOLDER holds the counters (perf
+# stat -a of kernel instructions for 2 s, its output in OUT, its pid in
+# st_holder) while PMU OTHER tries to count $ST_W's user instructions
+# (perf stat SCOPE): its exit in st_rc, output in st_out, first count in
+# st_c.  Fails the check and returns 1 when the holder opened nothing.
+st_contend()
+{
+	perf stat -a -x, -e "$1/event=0x16/k" -o "$2" -- sleep 2 >/dev/null 2>&1 &
+	st_holder=$!
+	if ! st_wait_fds $st_holder; then
+		fail "perf stat -a on $1 had no event open after 5 s"
+		return 1
+	fi
+	st_rc=0
+	# shellcheck disable=SC2086 # SCOPE: no word or one
+	st_out=$(perf stat $4 -x, -e "$3/event=0x16/u" "$ST_W" 2>&1 >/dev/null) || st_rc=$?
+	st_c=$(echo "$st_out" | grep -v '^#' | grep . | head -n 1 | cut -d, -f1)
+}
+
 # Arbitration 1: upstream's cpu PMU holds the counters (system-wide,
 # kernel mode, on every CPU); a knc event cannot be opened, and the
 # module says why.  On 6.1 the knc event is CPU-wide, so that the
@@ -130,15 +149,7 @@ check_knc_refused_while_cpu_holds()
 	st_scope=
 	[ "$ST_SERIES" != 6.1 ] || st_scope=-a
 	knc_dmesg_keep
-	perf stat -a -x, -e cpu/event=0x16/k -o /tmp/st-up.out -- sleep 2 >/dev/null 2>&1 &
-	st_holder=$!
-	if ! st_wait_fds $st_holder; then
-		fail "perf stat -a on cpu had no event open after 5 s"
-		return
-	fi
-	st_rc=0
-	st_out=$(perf stat $st_scope -x, -e knc/event=0x16/u "$ST_W" 2>&1 >/dev/null) || st_rc=$?
-	st_c=$(echo "$st_out" | grep -v '^#' | grep . | head -n 1 | cut -d, -f1)
+	st_contend cpu /tmp/st-up.out knc "$st_scope" || return
 	st_msg=$(dmesg | sed -n 's/^\[[^]]*\] *//; /knc_perf.*held/p' | head -n 1)
 	st_w=$(st_why "$st_out")
 	info "perf exit $st_rc, '$st_w'; dmesg: $st_msg"
@@ -166,15 +177,7 @@ check_cpu_holder_counted()
 # Arbitration 2: knc-perf holds them; an upstream event cannot be opened.
 check_cpu_refused_while_knc_holds()
 {
-	perf stat -a -x, -e knc/event=0x16/k -o /tmp/st-knc.out -- sleep 2 >/dev/null 2>&1 &
-	st_holder=$!
-	if ! st_wait_fds $st_holder; then
-		fail "perf stat -a on knc had no event open after 5 s"
-		return
-	fi
-	st_rc=0
-	st_out=$(perf stat -x, -e cpu/event=0x16/u "$ST_W" 2>&1 >/dev/null) || st_rc=$?
-	st_c=$(echo "$st_out" | grep -v '^#' | grep . | head -n 1 | cut -d, -f1)
+	st_contend knc /tmp/st-knc.out cpu "" || return
 	st_w=$(st_why "$st_out")
 	info "perf exit $st_rc, '$st_w'"
 	knc_isnum "$st_c" && fail "cpu counted $st_c while knc held the counters"
