@@ -406,6 +406,10 @@ build_progs()
 			c=$(objdump -d "$build/progs/workload-$n" | grep -cE '^ +[0-9a-f]+:' || true)
 			[ "$c" = 6 ] || { echo "workload-$n has $c instructions, want 6"; exit 1; }
 		done
+		# /knc/gated: tools/e2e/gated.S, exact only with these sixteen
+		gcc -nostdlib -static -o "$build/progs/gated" "$KNC_TOOLS/e2e/gated.S"
+		c=$(objdump -d "$build/progs/gated" | grep -cE '^ +[0-9a-f]+:' || true)
+		[ "$c" = 16 ] || { echo "gated has $c instructions, want 16"; exit 1; }
 		for n in $LOADLOOPS; do
 			gcc -nostdlib -static -DKNC_LOOPS="$n" -o "$build/progs/loadloop-$n" \
 				"$KNC_TOOLS/e2e/loadloop.S"
@@ -489,7 +493,7 @@ vm_stage()
 {
 	local i=$1 name=${S_NAME[$1]} kernel=${S_KERNEL[$1]} cpu=${S_CPU[$1]}
 	local icount=${S_ICOUNT[$1]} smp=${S_SMP[$1]} dir=$run/stages/${S_NAME[$1]}
-	local res=$dir/result.tmp qemu cpuarg cpuid args=() extra vmrc=0 s w watchers
+	local res=$dir/result.tmp qemu cpuarg cpuid args=() extra vmrc=0 s w watchers vcpus
 
 	build_modules "$kernel" ||
 		{ result "$res" "failure stage $name: knc-perf.ko build for the $kernel kernel failed ($build/mod-$kernel.log)"; result "$res" "f 1"; return; }
@@ -517,7 +521,10 @@ vm_stage()
 		extra+=" -icount shift=$icount,sleep=off"
 		args+=(tsc=reliable "knc.shift=$icount")
 	fi
-	args+=(loglevel=7 nokaslr "knc.stage=$name" "knc.kernel=$kernel" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$smp"
+	# smp: N vCPUs, or CxT, C cores of T threads (tools/vm.sh)
+	vcpus=$smp
+	[[ "$smp" != *x* ]] || vcpus=$((${smp%x*} * ${smp#*x}))
+	args+=(loglevel=7 nokaslr "knc.stage=$name" "knc.kernel=$kernel" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$vcpus" "knc.smp=$smp"
 	       "knc.cpu_id=$cpuid" knc.ktap=ttyS1)
 	[ "$kernel" != debug ] || args+=(knc.kmemleak=1)
 	# Debian's kernels: the NMI watchdog would take the x86 PMU's NMI

@@ -59,11 +59,16 @@ cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1"
 cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 ${KNC_VM_APPEND:-} $*"
 
 # One socket per vCPU: without ACPI the kernel finds only the first core
-# of a multi-core socket.
+# of a multi-core socket.  CxT (KNC_VM_SMP=2x4): one socket of C cores of
+# T threads, for a kernel with ACPI (Debian's) to find every thread.
 smp=${KNC_VM_SMP:-2}
+case "$smp" in
+*x*) topo="$((${smp%x*} * ${smp#*x})),sockets=1,cores=${smp%x*},threads=${smp#*x}" ;;
+*) topo="$smp,sockets=$smp,cores=1,threads=1" ;;
+esac
 qemu=("${KNC_QEMU:-qemu-system-x86_64}"
 	-accel tcg -machine pc -cpu "$KNC_QEMU_CPU"
-	-smp "$smp,sockets=$smp,cores=1,threads=1" -m 1G
+	-smp "$topo" -m 1G
 	-nographic -vga none -no-reboot -nic none
 	-L /usr/share/seabios -L /usr/share/qemu
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
