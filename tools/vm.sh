@@ -66,9 +66,12 @@ case "$smp" in
 *x*) topo="$((${smp%x*} * ${smp#*x})),sockets=1,cores=${smp%x*},threads=${smp#*x}" ;;
 *) topo="$smp,sockets=$smp,cores=1,threads=1" ;;
 esac
+# a kernel's per-CPU memory grows with the CPUs: 1 GiB up to 8, then 4
+mem=1G
+[ "${topo%%,*}" -le 8 ] || mem=4G
 qemu=("${KNC_QEMU:-qemu-system-x86_64}"
 	-accel tcg -machine pc -cpu "$KNC_QEMU_CPU"
-	-smp "$topo" -m 1G
+	-smp "$topo" -m "$mem"
 	-nographic -vga none -no-reboot -nic none
 	-L /usr/share/seabios -L /usr/share/qemu
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")

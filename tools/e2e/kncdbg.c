@@ -27,7 +27,7 @@
 #define KNC_DBG_BASE	0x4b4e4300u
 #define KNC_DBG_N	7
 #define KNC_DBG_MAGIC	0x4b4e43504d550001ULL
-#define MAX_CPUS	64
+#define MAX_CPUS	256	/* a KNC card: 61 cores x 4 threads */
 
 static const char *const names[KNC_DBG_N] = {
 	"rd", "wr", "rdpmc", "lvtpc", "pmi", "lost", "ovf"
