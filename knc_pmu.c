@@ -62,13 +62,20 @@ static void knc_reset_counters_local(void)
  * then, so unmasking LVTPC is safe (spec 1.4.3.9) and also drops a mask
  * an old PMI may have left.
  *
- * Both knc_counters_get()'s IPI and the online callback take threads, and
- * both run under knc_counters_lock, so a thread is taken once.  One that
- * knc's online callback has not reached yet is left to it: LVTPC there
- * may not be the kernel's final value.  perf's own online callback runs
- * before knc's, so a CPU-wide event may already sit on a counter of a
- * thread taken at online (kernel review 2, N9): its registers are its
- * event's, and only a thread without events is reset.
+ * A thread is taken when its first knc event arrives (knc_pmu_add()),
+ * not when knc-perf reserves the counters: a task's counting session
+ * then costs the threads the task ran on, not every thread of the card
+ * (issue 21: 244 threads).  The reset before that first event is what
+ * keeps another driver's leftovers out of knc's counts.  The online
+ * callback takes a thread that perf gave events before it ran.  add()
+ * runs on the thread with interrupts off, and the online callback under
+ * knc_counters_lock with the thread not yet marked online for add(), so
+ * a thread is taken once.  One that knc's online callback has not
+ * reached yet is left to it: LVTPC there may not be the kernel's final
+ * value.  perf's own online callback runs before knc's, so a CPU-wide
+ * event may already sit on a counter of a thread taken at online
+ * (kernel review 2, N9): its registers are its event's, and only a
+ * thread without events is reset.
  */
 static void knc_take_local(void *unused)
 {
@@ -85,16 +92,29 @@ static void knc_take_local(void *unused)
 }
 
 /*
- * Giving it back: reset, and LVTPC as it was before knc-perf took it.  A
- * thread that went offline was given back by knc_cpu_offline() already.
+ * Giving it back.  Each event's del() zeroed its EvtSel and counter
+ * (knc_pmu_del()) and, with no event left, GLOBAL_CTRL is 0 or is made
+ * so here; what else may be left is an overflow bit and the enables in
+ * SPFLT_CONTROL.  Clear those, then LVTPC as it was before knc-perf took
+ * the thread.  Two accesses where nothing is left, not a full reset:
+ * the preference bit of SPFLT_CONTROL, which ring 3 sets at will, is all
+ * a reset would clear besides.  A thread that went offline was given
+ * back by knc_cpu_offline() already.
  */
 static void knc_give_back_local(void *unused)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
+	u64 status;
 
 	if (!cpuc->owned)
 		return;
-	knc_reset_counters_local();
+	knc_ctrl_sync(cpuc);
+	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
+	if (status)
+		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
+	if (cpuc->spflt_enables || cpuc->spflt_dirty)
+		knc_hw_write(KNC_MSR_SPFLT_CONTROL, 0);
+	knc_spflt_reset(cpuc);
 	knc_hw_lvtpc_write(cpuc->saved_lvtpc);
 	cpuc->owned = false;
 }
@@ -150,10 +170,11 @@ static void knc_release_hw(void)
 
 /*
  * Take a reference on the counters for a new event.  The first reference
- * reserves them and resets every online thread, since the previous owner
- * may have left enables, interrupt bits or overflow status behind, and,
- * where the x86 core PMU is the previous owner, the marks it would later
- * act on (knc_x86_dirty_flush()).
+ * reserves them and, where the x86 core PMU is the previous owner, clears
+ * the marks it would later act on (knc_x86_dirty_flush()).  Each thread
+ * is reset when it is taken, at its first event (knc_take_local()),
+ * since the previous owner may have left enables, interrupt bits or
+ * overflow status behind.
  */
 int knc_counters_get(void)
 {
@@ -168,7 +189,6 @@ int knc_counters_get(void)
 		}
 		if (knc_arbitrated())
 			knc_x86_dirty_flush();
-		on_each_cpu(knc_take_local, NULL, 1);
 	}
 	knc_counters_users++;
 out:
@@ -176,12 +196,21 @@ out:
 	return err;
 }
 
-/* The last reference resets every thread, then hands the counters back. */
+static bool knc_thread_taken(int cpu, void *unused)
+{
+	return READ_ONCE(knc_cpu_hw(cpu)->owned);
+}
+
+/*
+ * The last reference resets every thread knc-perf took, then hands the
+ * counters back.  No event is left, so no add() can take a thread
+ * meanwhile; the others were never touched.
+ */
 void knc_counters_put(void)
 {
 	mutex_lock(&knc_counters_lock);
 	if (!--knc_counters_users) {
-		on_each_cpu(knc_give_back_local, NULL, 1);
+		on_each_cpu_cond(knc_thread_taken, knc_give_back_local, NULL, true);
 		knc_release_hw();
 	}
 	mutex_unlock(&knc_counters_lock);
@@ -358,6 +387,8 @@ int knc_pmu_add(struct perf_event *event, int flags)
 	idx = knc_pick_counter(cpuc, hwc->config);
 	if (idx < 0)
 		return -EAGAIN;	/* perf core multiplexes */
+	if (unlikely(!cpuc->owned))
+		knc_take_local(NULL);
 
 	cpuc->events[idx] = event;
 	hwc->idx = idx;
@@ -567,11 +598,12 @@ struct pmu knc_pmu = {
 };
 
 /*
- * A thread coming online is taken (reset, PMI routed as an NMI through
- * LVTPC) only while knc-perf holds the counters.  Otherwise they and
- * their interrupt belong to whoever reserved them, or to nobody, and
- * knc_counters_get() takes every thread when knc-perf reserves them.
- * Events perf added before this callback start counting here.
+ * A thread coming online is taken (PMI routed as an NMI through LVTPC)
+ * only if perf has already given it knc events, whose add() could not
+ * take it while it was not online for knc.  Otherwise it is taken at its
+ * first event, like any thread (knc_take_local()), and until then it
+ * and its interrupt belong to whoever reserved the counters, or to
+ * nobody.  Events perf added before this callback start counting here.
  */
 int knc_cpu_online(unsigned int cpu)
 {
@@ -581,7 +613,7 @@ int knc_cpu_online(unsigned int cpu)
 	local_irq_disable();
 	cpuc->enabled = true;
 	WRITE_ONCE(cpuc->offline, false);
-	if (knc_counters_users) {
+	if (cpuc->events[0] || cpuc->events[1]) {
 		knc_take_local(NULL);
 		knc_ctrl_sync(cpuc);
 	}

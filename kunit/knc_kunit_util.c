@@ -251,11 +251,20 @@ int knc_test_event_init(struct kunit *test, struct perf_event *event)
 	return err;
 }
 
+/*
+ * An event that has been on the test CPU once, so that its thread is
+ * knc-perf's (taken at a thread's first event, knc_take_local()): the
+ * tests below measure what each operation costs on a thread knc-perf
+ * holds.  What taking one costs is knc_first_event_takes_its_thread's.
+ */
 struct perf_event *knc_test_counting_event(struct kunit *test, u64 config)
 {
 	struct perf_event *event = knc_test_event(test, knc_pmu.type, config);
 
 	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, event), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(event), 0);
+	knc_test_sched_out(event);
+	local64_set(&event->count, 0);
 	return event;
 }
 

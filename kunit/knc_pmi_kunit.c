@@ -318,10 +318,11 @@ static void knc_pmi_spurious_nmi_is_not_ours(struct kunit *test)
 }
 
 /*
- * With no knc event on the CPU and the counters not knc's, the PMU may be
- * another driver's: not one access.  While knc holds them, one status
- * read, which says the NMI was not a PMI.  add() then unmasks LVTPC, in
- * case that NMI was a PMI after all.
+ * With no knc event on the CPU and the thread not knc's, the PMU may be
+ * another driver's: not one access.  While knc holds the thread (an event
+ * was there, and the counters are still reserved), one status read,
+ * which says the NMI was not a PMI.  add() then unmasks LVTPC, in case
+ * that NMI was a PMI after all.
  */
 static void knc_pmi_without_events_touches_nothing(struct kunit *test)
 {
@@ -331,6 +332,9 @@ static void knc_pmi_without_events_touches_nothing(struct kunit *test)
 	unsigned long flags;
 	int ret;
 
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);	/* takes the thread */
+	knc_test_sched_out(e);
+	KUNIT_ASSERT_TRUE(test, cpuc->owned);
 	t->lvtpc |= APIC_LVT_MASKED;
 	knc_fake_clear_log(t);
 	local_irq_save(flags);

@@ -849,35 +849,67 @@ static void knc_reserve_conflict_gives_ebusy(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, knc_counters_free());
 }
 
-/* Taking and giving back the counters leaves every thread reset. */
-static void knc_reserve_resets_every_thread(struct kunit *test)
+/*
+ * Reserving the counters touches no thread; a thread is taken, and reset,
+ * when its first event arrives, and given back (reset, LVTPC as the
+ * kernel had it) when the last event goes.  Threads that no event reached
+ * are never touched: a task's session costs the threads it ran on, not
+ * the card (issue 21: 244 threads).  Taking one costs the LVTPC read, the
+ * seven writes of the reset and the LVTPC write; a whole counting session
+ * on one thread (open, sched-in, sched-out, close) at most 20 accesses.
+ */
+static void knc_first_event_takes_its_thread(struct kunit *test)
 {
 	struct perf_event *e = knc_test_event(test, knc_pmu.type, EV_INST);
-	unsigned int cpu;
+	struct knc_fake_thread *me = knc_test_fake();
+	unsigned int cpu, take, session = 0;
 
-	for_each_online_cpu(cpu) {
-		knc_fake_thread(cpu)->evtsel[0] = SPEC_EVTSEL_EN | SPEC_EVTSEL_INT;
-		knc_fake_thread(cpu)->global_ctrl = 3;
-		knc_fake_thread(cpu)->status = 1;
-	}
-	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
 	for_each_online_cpu(cpu) {
 		struct knc_fake_thread *t = knc_fake_thread(cpu);
 
-		KUNIT_EXPECT_EQ(test, t->evtsel[0], 0);
-		KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
-		KUNIT_EXPECT_EQ(test, t->status, 0);
-		/* the PMI is routed as an NMI once the status is clear */
-		KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+		t->evtsel[0] = SPEC_EVTSEL_EN | SPEC_EVTSEL_INT;
+		t->global_ctrl = 3;
+		t->status = 1;
+		knc_fake_clear_log(t);
 	}
+	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
+	for_each_online_cpu(cpu)
+		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->naccess, 0);
+
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	take = me->naccess;
+	session += me->naccess;
+	KUNIT_EXPECT_EQ(test, me->evtsel[!e->hw.idx], 0);
+	KUNIT_EXPECT_EQ(test, me->status, 0);
+	KUNIT_EXPECT_EQ(test, me->global_ctrl, SPEC_GLOBAL_BIT(e->hw.idx));
+	/* the PMI is routed as an NMI once the status is clear */
+	KUNIT_EXPECT_EQ(test, me->lvtpc, APIC_DM_NMI);
+	KUNIT_EXPECT_EQ(test, me->log[0].op, KNC_FAKE_LVT_READ);
+	knc_fake_clear_log(me);
 	knc_test_sched_out(e);
+	session += me->naccess;
+	knc_fake_clear_log(me);
 	knc_test_destroy(e);
+	session += me->naccess;
+
+	KUNIT_EXPECT_EQ(test, me->evtsel[0], 0);
+	KUNIT_EXPECT_EQ(test, me->evtsel[1], 0);
+	KUNIT_EXPECT_EQ(test, me->lvtpc, KNC_TEST_KERNEL_LVTPC);
+	KUNIT_EXPECT_FALSE(test, knc_cpu_hw(knc_test_cpu)->owned);
 	for_each_online_cpu(cpu) {
-		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->evtsel[1], 0);
-		/* and LVTPC is as the kernel had it */
-		KUNIT_EXPECT_EQ(test, knc_fake_thread(cpu)->lvtpc, KNC_TEST_KERNEL_LVTPC);
+		struct knc_fake_thread *t = knc_fake_thread(cpu);
+
+		if (cpu == knc_test_cpu)
+			continue;
+		/* another driver's leftovers, for it to deal with */
+		KUNIT_EXPECT_EQ(test, t->naccess, 0);
+		KUNIT_EXPECT_EQ(test, t->global_ctrl, 3);
+		KUNIT_EXPECT_EQ(test, t->lvtpc, KNC_TEST_KERNEL_LVTPC);
+		KUNIT_EXPECT_FALSE(test, knc_cpu_hw(cpu)->owned);
 	}
+	kunit_info(test, "register accesses: sched-in with the take %u, the session %u\n",
+		   take, session);
+	KUNIT_EXPECT_LE(test, session, 20);
 }
 
 struct knc_hotplug_work {
@@ -911,34 +943,66 @@ static void knc_dirty(struct knc_fake_thread *t)
 	t->spflt = SPEC_SPFLT_USER_PREF | 1;
 }
 
-static void knc_cpuhp_online_resets_owned_pmu(struct kunit *test)
+static long knc_sched_in_fn(void *event)
+{
+	return knc_test_sched_in(event);
+}
+
+static long knc_sched_out_fn(void *event)
+{
+	knc_test_sched_out(event);
+	return 0;
+}
+
+/* The index in @t's log of the first access @op to @msr, or -1. */
+static int knc_log_find(struct knc_fake_thread *t, enum knc_fake_op op, u32 msr)
+{
+	unsigned int i;
+
+	for (i = 0; i < min(t->naccess, KNC_FAKE_LOG_LEN); i++)
+		if (t->log[i].op == op && (op != KNC_FAKE_WRMSR || t->log[i].msr == msr))
+			return i;
+	return -1;
+}
+
+/*
+ * A thread that comes online while knc-perf holds the counters is taken
+ * at its first event, like any other, not at online: the reset then
+ * clears what firmware or a kexec'd kernel left there.
+ */
+static void knc_cpuhp_online_takes_at_first_event(struct kunit *test)
 {
 	unsigned int cpu = cpumask_last(cpu_online_mask);
 	struct knc_fake_thread *t = knc_fake_thread(cpu);
+	struct perf_event *e = knc_test_counting_event(test, EV_INST);
+	int ovf, lvt, idx;
 
-	knc_test_counting_event(test, EV_INST);	/* knc-perf owns them now */
 	KUNIT_ASSERT_EQ(test, knc_test_hotplug(cpu, false), 0);
 	knc_dirty(t);				/* firmware, a kexec'd kernel */
 	knc_fake_clear_log(t);
 	KUNIT_ASSERT_EQ(test, knc_test_hotplug(cpu, true), 0);
+	KUNIT_EXPECT_EQ(test, t->naccess, 0);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, KNC_TEST_KERNEL_LVTPC);
+	KUNIT_EXPECT_FALSE(test, knc_cpu_hw(cpu)->owned);
 
-	KUNIT_EXPECT_EQ(test, t->evtsel[0], 0);
-	KUNIT_EXPECT_EQ(test, t->evtsel[1], 0);
-	KUNIT_EXPECT_EQ(test, t->counter[0], 0);
-	KUNIT_EXPECT_EQ(test, t->counter[1], 0);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_ASSERT_EQ(test, work_on_cpu(cpu, knc_sched_in_fn, e), 0);
+	idx = e->hw.idx;
+	KUNIT_EXPECT_EQ(test, t->evtsel[!idx], 0);
+	KUNIT_EXPECT_EQ(test, t->counter[!idx], 0);
 	KUNIT_EXPECT_EQ(test, t->status, 0);
 	KUNIT_EXPECT_EQ(test, t->spflt, 0);
-	KUNIT_EXPECT_EQ(test, t->nreads, 0);
-	KUNIT_EXPECT_EQ(test, knc_cpu_hw(cpu)->ctrl_hw, 0);
 	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
 	/*
 	 * LVTPC is saved first; then GLOBAL_CTRL, so nothing counts while
-	 * the rest is reset; the unmask comes last, with the status clear.
+	 * the rest is reset; the unmask comes after the status is cleared.
 	 */
 	KUNIT_EXPECT_EQ(test, t->log[0].op, KNC_FAKE_LVT_READ);
 	KUNIT_EXPECT_EQ(test, t->log[1].msr, SPEC_MSR_GLOBAL_CTRL);
-	KUNIT_EXPECT_EQ(test, t->log[t->naccess - 1].op, KNC_FAKE_LVT_WRITE);
+	ovf = knc_log_find(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_OVF_CTRL);
+	lvt = knc_log_find(t, KNC_FAKE_LVT_WRITE, 0);
+	KUNIT_EXPECT_GE(test, ovf, 0);
+	KUNIT_EXPECT_GT(test, lvt, ovf);
+	KUNIT_ASSERT_EQ(test, work_on_cpu(cpu, knc_sched_out_fn, e), 0);
 }
 
 /* Counters nobody gave knc-perf are not knc-perf's to touch. */
@@ -997,8 +1061,12 @@ static void knc_cpuhp_offline_stops(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 100);
 	KUNIT_EXPECT_EQ(test, t->counter[idx], 0);
 	KUNIT_EXPECT_EQ(test, t->lvtpc, KNC_TEST_KERNEL_LVTPC);
+	/* back online without events: taken again at the next one */
 	KUNIT_EXPECT_EQ(test, knc_cpu_online(knc_test_cpu), 0);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, KNC_TEST_KERNEL_LVTPC);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	knc_test_sched_out(e);
 }
 
 /*
@@ -1024,9 +1092,10 @@ static void knc_cpuhp_online_keeps_added_event(struct kunit *test)
 }
 
 /*
- * LVTPC is the kernel's until knc takes the counters, and the kernel may
- * set it after the CPU came online (x86's perf does): what goes back at
- * the give-back is its value at the take (kernel review 1, 3.3).
+ * LVTPC is the kernel's until knc takes the thread, at its first event,
+ * and the kernel may set it after the CPU came online (x86's perf does):
+ * what goes back at the give-back is its value at the take (kernel
+ * review 1, 3.3).  A thread no event reached keeps the kernel's.
  */
 static void knc_lvtpc_saved_at_take(struct kunit *test)
 {
@@ -1037,7 +1106,10 @@ static void knc_lvtpc_saved_at_take(struct kunit *test)
 	for_each_online_cpu(cpu)
 		knc_fake_thread(cpu)->lvtpc = later;
 	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
+	KUNIT_EXPECT_EQ(test, knc_test_fake()->lvtpc, later);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	KUNIT_EXPECT_EQ(test, knc_test_fake()->lvtpc, APIC_DM_NMI);
+	knc_test_sched_out(e);
 	knc_test_destroy(e);
 	for_each_online_cpu(cpu)
 		KUNIT_EXPECT_EQ_MSG(test, knc_fake_thread(cpu)->lvtpc, later, "cpu%u", cpu);
@@ -1100,8 +1172,8 @@ static void knc_probe_refuses_held_counters(struct kunit *test)
 
 static struct kunit_case knc_owner_cases[] = {
 	KUNIT_CASE(knc_reserve_conflict_gives_ebusy),
-	KUNIT_CASE(knc_reserve_resets_every_thread),
-	KUNIT_CASE(knc_cpuhp_online_resets_owned_pmu),
+	KUNIT_CASE(knc_first_event_takes_its_thread),
+	KUNIT_CASE(knc_cpuhp_online_takes_at_first_event),
 	KUNIT_CASE(knc_cpuhp_online_leaves_unowned_pmu),
 	KUNIT_CASE(knc_cpuhp_offline_stops),
 	KUNIT_CASE(knc_cpuhp_online_keeps_added_event),

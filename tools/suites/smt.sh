@@ -199,7 +199,7 @@ check_stat_a_cycles_core_wide()
 # on to the end of its round-robin turn before cpu0 takes the PMI
 # (tools/qemu/README.md), and perf starts the next period from what it
 # then reads, so samples are lost: 11 of the 2 * 10 * 100000 / 100000 =
-# 20 periods measured; the bound is [8, 20].
+# 20 periods measured (10 and 11); the bound is [5, 20].
 check_record_any_samples_on_owner()
 {
 	smt_start "1:1 2:2 3:3 0:4"
@@ -208,7 +208,7 @@ check_record_any_samples_on_owner()
 		>/dev/null 2>/tmp/smt-rec.err || fail "perf record: $(tail -n 2 /tmp/smt-rec.err | tr '\n' ' ')"
 	wait
 	expect_eq "$(record_cpus /tmp/smt.data)" 0 "CPUs with samples"
-	expect_range "$(cpu_samples /tmp/smt.data 0)" 8 20 "cpu0 samples"
+	expect_range "$(cpu_samples /tmp/smt.data 0)" 5 20 "cpu0 samples"
 }
 
 # any=1 is the kernel's to grant, as AnyThread is on x86: refused with
@@ -291,6 +291,24 @@ check_stat_a_exact_after_hotplug()
 {
 	smt_stat "0:1 1:2 2:3 3:4" -A -e $SMT_INSNS -e $SMT_ANY
 	smt_expect_core0
+}
+
+# issue 21: a per-task counting session costs the threads its task ran
+# on, not every thread: perf stat -e knc/event=0x16/ true, pinned, at most
+# 20 register accesses (MSR reads and writes, LVTPC writes) on the 8
+# threads together (the model's debug MSRs, /knc/kncdbg).  Before the
+# threads were taken at their first event: 16 per thread, 128 here.
+check_per_task_session_cost()
+{
+	knc-insmod /knc/msr.ko >/dev/null 2>&1 || true
+	pc_d=$(/knc/kncdbg -- taskset -c 1 perf stat -x, -e knc/event=0x16/ true 2>/dev/null)
+	# shellcheck disable=SC2086 # "rd wr rdpmc lvtpc pmi lost ovf"
+	set -- $pc_d
+	if [ $# != 7 ]; then
+		fail "kncdbg printed '$pc_d'"
+		return
+	fi
+	expect_range $(($1 + $2 + $4)) 1 20 "register accesses (rd $1, wr $2, lvtpc $4)"
 }
 
 check_rmmod()
