@@ -230,6 +230,11 @@ check_global_ctrl_live_bits_only()
 		wait $st_pid
 		return
 	fi
+	# knc takes a thread at its first event there, and until then the
+	# thread holds what upstream knc.c left: its pmu_enable() sets both
+	# GLOBAL_CTRL bits even with no event (inert: its EvtSels lost EN).
+	# Perf enables the sampler's events just after opening them.
+	sleep 0.5
 	# the sampler's bit on each CPU: the OR of ten looks
 	st_own=
 	for st_cpu in $(seq 0 $((KNC_CPUS - 1))); do
