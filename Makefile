@@ -30,6 +30,10 @@
 #                     kernel review 2's N1 on a 6.1 kernel without the
 #                     x86 core PMU (the n1-61 rows of tools/stages-stress,
 #                     tools/suites/n1.sh); hours
+#   make scale        the whole card: 61 cores x 4 threads (244 vCPUs) on
+#                     the model, exact per-thread counts, and a table of
+#                     boot, load and the register accesses per operation
+#                     ($KNC_CACHE/scale.md)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -74,4 +78,7 @@ compare:
 stress:
 	tools/run-tests.sh --table tools/stages-stress
 
-.PHONY: all modules clean install check test demo qemu model-test e2e mutants stock compare stress
+scale:
+	tools/run-tests.sh --table tools/stages-scale
+
+.PHONY: all modules clean install check test demo qemu model-test e2e mutants stock compare stress scale
