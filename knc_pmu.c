@@ -202,9 +202,9 @@ static bool knc_thread_taken(int cpu, void *unused)
 }
 
 /*
- * The last reference resets every thread knc-perf took, then hands the
- * counters back.  No event is left, so no add() can take a thread
- * meanwhile; the others were never touched.
+ * The last reference gives back every thread knc-perf took (an IPI to
+ * those alone), then hands the counters back.  No event is left, so no
+ * add() can take a thread meanwhile; the others were never touched.
  */
 void knc_counters_put(void)
 {
