@@ -21,28 +21,6 @@
 
 SC_W="0:1 1:2 2:3 3:4 120:1 240:2"
 
-# sc_measure NAME CMD...: CMD's register accesses as a KNC-SCALE line,
-# marked for the host's wall clock; CMD's own output in /tmp/sc.out
-sc_measure()
-{
-	sc_name=$1
-	shift
-	echo "KNC-SCALE-MARK: $sc_name-start"
-	sc_d=$(/knc/kncdbg -- "$@" 2>/tmp/sc.out)
-	sc_rc=$?
-	echo "KNC-SCALE-MARK: $sc_name-end"
-	# shellcheck disable=SC2086 # "rd wr rdpmc lvtpc pmi lost ovf"
-	set -- $sc_d
-	if [ $# != 7 ]; then
-		fail "$sc_name: kncdbg printed '$sc_d'"
-		return 1
-	fi
-	echo "KNC-SCALE: $sc_name $1 $2 $4"
-	info "$sc_name: rd $1, wr $2, lvtpc $4"
-	SC_TOTAL=$(($1 + $2 + $4))
-	return $sc_rc
-}
-
 check_card_topology()
 {
 	smt_pin_shells $SMT_HOME
@@ -57,29 +35,29 @@ check_insmod()
 {
 	knc-insmod /knc/msr.ko >/dev/null 2>&1 || true
 	knc_dmesg_keep
-	sc_measure load knc-insmod /knc/knc-perf.ko ||
-		fail "insmod: $(tr '\n' ' ' </tmp/sc.out)"
+	smt_measure load knc-insmod /knc/knc-perf.ko ||
+		fail "insmod: $(tr '\n' ' ' </tmp/smt-measure.out)"
 	expect_true "knc PMU registered" test -d /sys/bus/event_source/devices/knc
-	expect_range "$SC_TOTAL" 0 $((2 * KNC_CPUS)) "load: at most 2 per thread"
+	expect_range "$SMT_TOTAL" 0 $((2 * KNC_CPUS)) "load: at most 2 per thread"
 }
 
 # issue 21's goal: at most 20 on the card for perf stat -e ... true
 check_per_task_session()
 {
-	sc_measure per-task taskset -c 1 perf stat -x, -e knc/event=0x16/ true
-	expect_range "$SC_TOTAL" 1 20 "per-task perf stat: register accesses"
+	smt_measure per-task taskset -c 1 perf stat -x, -e knc/event=0x16/ true
+	expect_range "$SMT_TOTAL" 1 20 "per-task perf stat: register accesses"
 }
 
 check_stat_a_session()
 {
-	sc_measure stat-a perf stat -a -x, -e knc/event=0x16/ sleep 1
-	info "stat -a: $SC_TOTAL accesses, $((SC_TOTAL / KNC_CPUS)) per thread"
-	expect_true "counted" grep -q '^[0-9]' /tmp/sc.out
+	smt_measure stat-a perf stat -a -x, -e knc/event=0x16/ sleep 1
+	info "stat -a: $SMT_TOTAL accesses, $((SMT_TOTAL / KNC_CPUS)) per thread"
+	expect_true "counted" grep -q '^[0-9]' /tmp/smt-measure.out
 }
 
 check_record_a_second()
 {
-	sc_measure record-a perf record -q -a -c 1000000 -e knc/event=0x16/ -o /tmp/sc.data -- sleep 1
+	smt_measure record-a perf record -q -a -c 1000000 -e knc/event=0x16/ -o /tmp/sc.data -- sleep 1
 	expect_range "$(record_samples /tmp/sc.data)" 1 100000000 "samples"
 }
 
@@ -101,7 +79,7 @@ check_stat_a_pinned_exact()
 
 check_rmmod()
 {
-	sc_measure rmmod rmmod knc_perf || fail "rmmod: $(tr '\n' ' ' </tmp/sc.out)"
+	smt_measure rmmod rmmod knc_perf || fail "rmmod: $(tr '\n' ' ' </tmp/smt-measure.out)"
 	expect_eq "$(modrefs knc_perf)" gone "module"
 	smt_pin_shells 0-$SMT_HOME
 }

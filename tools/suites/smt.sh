@@ -32,6 +32,32 @@ SMT_PAR=/proc/sys/kernel/perf_event_paranoid
 SMT_INSNS=knc/event=0x16/u
 SMT_ANY=knc/event=0x16,any=1/u
 
+# smt_measure NAME CMD...: CMD's PMU register accesses (MSR reads and
+# writes, LVTPC writes: the model's debug MSRs, /knc/kncdbg, which needs
+# msr.ko) in SMT_TOTAL and as a "KNC-SCALE: NAME RD WR LVTPC" line, with
+# "KNC-SCALE-MARK:" lines around it for make scale's host-side clock
+# (tools/suites/scale.watch); CMD's own output in /tmp/smt-measure.out
+smt_measure()
+{
+	SMT_TOTAL=
+	sm_name=$1
+	shift
+	echo "KNC-SCALE-MARK: $sm_name-start"
+	sm_d=$(/knc/kncdbg -- "$@" 2>/tmp/smt-measure.out)
+	sm_rc=$?
+	echo "KNC-SCALE-MARK: $sm_name-end"
+	# shellcheck disable=SC2086 # "rd wr rdpmc lvtpc pmi lost ovf"
+	set -- $sm_d
+	if [ $# != 7 ]; then
+		fail "$sm_name: kncdbg printed '$sm_d'"
+		return 1
+	fi
+	echo "KNC-SCALE: $sm_name $1 $2 $4"
+	info "$sm_name: rd $1, wr $2, lvtpc $4"
+	SMT_TOTAL=$(($1 + $2 + $4))
+	return $sm_rc
+}
+
 # smt_start "CPU:B ...": a gated workload pinned to each CPU, waiting in
 # read() on its own FIFO; /tmp/smt-go.sh gives each its byte and waits
 # until all have exited (perf's command)
@@ -301,14 +327,9 @@ check_stat_a_exact_after_hotplug()
 check_per_task_session_cost()
 {
 	knc-insmod /knc/msr.ko >/dev/null 2>&1 || true
-	pc_d=$(/knc/kncdbg -- taskset -c 1 perf stat -x, -e knc/event=0x16/ true 2>/dev/null)
-	# shellcheck disable=SC2086 # "rd wr rdpmc lvtpc pmi lost ovf"
-	set -- $pc_d
-	if [ $# != 7 ]; then
-		fail "kncdbg printed '$pc_d'"
-		return
-	fi
-	expect_range $(($1 + $2 + $4)) 1 20 "register accesses (rd $1, wr $2, lvtpc $4)"
+	smt_measure per-task taskset -c 1 perf stat -x, -e knc/event=0x16/ true ||
+		fail "perf stat: $(tr '\n' ' ' </tmp/smt-measure.out)"
+	expect_range "$SMT_TOTAL" 1 20 "register accesses"
 }
 
 check_rmmod()
