@@ -429,7 +429,9 @@ GUEST_FILES="/usr/share/doc/linux-perf/tips.txt:0644:/knc/tips.txt
 	/usr/bin/objdump:0755:/usr/bin/objdump
 	/usr/bin/papi_component_avail:0755:/usr/bin/papi_component_avail
 	/usr/bin/papi_avail:0755:/usr/bin/papi_avail
-	/usr/bin/papi_native_avail:0755:/usr/bin/papi_native_avail"
+	/usr/bin/papi_native_avail:0755:/usr/bin/papi_native_avail
+	/bin/bash:0755:/bin/bash
+	/usr/bin/mktemp:0755:/usr/local/bin/mktemp"
 
 # guest_libs FILE...: the shared libraries FILEs need, as file:mode:dest
 guest_libs()
@@ -477,9 +479,13 @@ vm_initramfs()
 	# meet dkms removing and rebuilding it
 	f=$KNC_CACHE/dkms/knc-perf-6.12.ko
 	[[ ",$3," != *,stock-dkms,* ]] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
+	# perf's exec path: perf test's shell tests (tools/suites/perf-test.sh)
+	while IFS= read -r f; do
+		files+=("$f:0755:$f")
+	done < <(find /usr/lib/perf-core -type f)
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
 		guest_libs /usr/bin/objdump /usr/bin/papi_component_avail /usr/bin/papi_avail \
-			/usr/bin/papi_native_avail "$build/progs/papi-count")
+			/usr/bin/papi_native_avail /bin/bash "$build/progs/papi-count")
 	# the same file twice (a library two programs need) once
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
 	gen_cpio || return 1

@@ -14,11 +14,14 @@ KNC_QEMU_KNC_CPU=qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1,knc-pmu
 
 # knc_qemu_initramfs OUT INIT [FILE[:MODE[:DEST]]...]
 # An uncompressed initramfs: busybox-static with its applets in /bin, INIT
-# as /init, and each FILE in / (or at DEST), with dirs /bin /lib /lib64
+# as /init, and each FILE in / (or at DEST, whose directories it makes),
+# with dirs /bin /lib /lib64
 # /usr/bin /dev /proc /sys /tmp /knc /knc/suites (tools/guest/init's).
 knc_qemu_initramfs()
 {
 	local out=$1 init=$2 gen=$KNC_KBUILD/usr/gen_init_cpio spec a f src mode dest d
+	local -A dirs=()
+	local new
 
 	shift 2
 	[ -x "$gen" ] || knc_die "$gen missing: build the test kernel first"
@@ -28,6 +31,7 @@ knc_qemu_initramfs()
 		for d in /bin /sbin /dev /proc /sys /tmp /root /etc /lib /lib64 \
 			 /usr /usr/bin /usr/lib /usr/lib/x86_64-linux-gnu \
 			 /lib/x86_64-linux-gnu /knc /knc/suites; do
+			dirs[$d]=1
 			echo "dir $d 0755 0 0"
 		done
 		echo "nod /dev/console 0600 0 0 c 5 1"
@@ -44,6 +48,18 @@ knc_qemu_initramfs()
 			case "$f" in *:*) mode=${f#*:}; mode=${mode%%:*} ;; esac
 			case "$f" in *:*:*) dest=${f##*:} ;; esac
 			[ -f "$src" ] || knc_die "$src does not exist"
+			# the kernel drops a file whose directory the cpio
+			# lacks: each missing one, parents first
+			new=()
+			d=${dest%/*}
+			until [ -z "$d" ] || [ -n "${dirs[$d]:-}" ]; do
+				dirs[$d]=1
+				new=("$d" "${new[@]}")
+				d=${d%/*}
+			done
+			for d in "${new[@]}"; do
+				echo "dir $d 0755 0 0"
+			done
 			echo "file $dest $(readlink -f "$src") $mode 0 0"
 		done
 	} >"$spec"
