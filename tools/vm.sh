@@ -52,7 +52,8 @@ KNC_QEMU_CPU=${KNC_QEMU_CPU:-qemu64,vendor=GenuineIntel,family=11,model=1,steppi
 
 # 2 sockets of 1 core: with QEMU's default of 2 cores in one socket,
 # SeaBIOS lists only the first CPU of the package in its MP table and a
-# kernel without ACPI (like ours) would boot with one CPU.
+# kernel without ACPI (the standalone and debug kernels) would boot with
+# one CPU.
 #
 # Fail fast: an oops, a panic or a soft lockup ends the run right away.
 cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1"

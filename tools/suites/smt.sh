@@ -2,8 +2,9 @@
 # shellcheck shell=sh
 #
 # KNC's hardware threads on the model (tools/stages' smt row: -smp 2x4,
-# two cores of four threads, -icount shift 0, Debian's 6.12, whose ACPI
-# and Intel support find the threads): the topology the guest sees,
+# two cores of four threads, -icount shift 0, on Debian's 6.12 and on
+# the test kernel (smt-test), whose ACPI and Intel support find the
+# threads): the topology the guest sees,
 # Thread Count Mode (any=1), perf stat -a -A and --per-core, perf record
 # -a, and a sibling offlined and onlined under perf stat -a, each against
 # exact counts.
