@@ -515,7 +515,7 @@ vm_stage()
 	knc-nospflt) qemu=$KNC_QEMU_BIN cpuarg=$KNC_QEMU_KNC_CPU,knc-spflt=off args+=(knc.ud=knc-spflt-off) ;;
 	# the card (make scale): with TSC deadline the kernel skips its LAPIC
 	# timer calibration, which under -icount never ends with 244 vCPUs
-	knc-card) qemu=$KNC_QEMU_BIN cpuarg=$KNC_QEMU_KNC_CPU args+=(noapictimer) ;;
+	knc-card) qemu=$KNC_QEMU_BIN cpuarg=$KNC_QEMU_KNC_CPU args+=(noapictimer lpj=4000000) ;;
 	knc-nopmu) qemu=$KNC_QEMU_BIN cpuarg=${KNC_QEMU_KNC_CPU%,knc-pmu=on} args+=(knc.ud=no-knc-pmu) ;;
 	kncid) cpuarg=qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1 ;;
 	qemu64) cpuarg=qemu64 cpuid=AuthenticAMD/15/107 ;;
