@@ -33,7 +33,8 @@
 #   make scale        the whole card: 61 cores x 4 threads (244 vCPUs) on
 #                     the model, exact per-thread counts, and a table of
 #                     boot, load and the register accesses per operation
-#                     ($KNC_CACHE/scale.md)
+#                     ($KNC_CACHE/scale.md for Debian's 6.12,
+#                     scale-test.md for the test kernel)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 

@@ -8,7 +8,7 @@
 # last core); perf record -a for a second; a per-task perf stat; rmmod.
 # Each operation's PMU register accesses (MSR reads and writes, LVTPC
 # writes: the model's debug MSRs, /knc/kncdbg) go out as "KNC-SCALE: NAME
-# RD WR LVTPC" lines, and "KNC-SCALE-MARK: NAME" lines around them let
+# RD WR LVTPC PMIS" lines, and "KNC-SCALE-MARK: NAME" lines around them let
 # the host's scale.watch time them; scale.host prints the table.
 #
 # The workloads and the B = 0 first session are the smt suite's

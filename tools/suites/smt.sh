@@ -35,7 +35,7 @@ SMT_ANY=knc/event=0x16,any=1/u
 
 # smt_measure NAME CMD...: CMD's PMU register accesses (MSR reads and
 # writes, LVTPC writes: the model's debug MSRs, /knc/kncdbg, which needs
-# msr.ko) in SMT_TOTAL and as a "KNC-SCALE: NAME RD WR LVTPC" line, with
+# msr.ko) in SMT_TOTAL and as a "KNC-SCALE: NAME RD WR LVTPC PMIS" line, with
 # "KNC-SCALE-MARK:" lines around it for make scale's host-side clock
 # (tools/suites/scale.watch); CMD's own output in /tmp/smt-measure.out
 smt_measure()
@@ -53,8 +53,8 @@ smt_measure()
 		fail "$sm_name: kncdbg printed '$sm_d'"
 		return 1
 	fi
-	echo "KNC-SCALE: $sm_name $1 $2 $4"
-	info "$sm_name: rd $1, wr $2, lvtpc $4"
+	echo "KNC-SCALE: $sm_name $1 $2 $4 $5"
+	info "$sm_name: rd $1, wr $2, lvtpc $4, pmi $5"
 	SMT_TOTAL=$(($1 + $2 + $4))
 	return $sm_rc
 }
