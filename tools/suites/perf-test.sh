@@ -37,6 +37,12 @@ pt_cpu_pmu_is_upstream()
 	[ -d /sys/bus/event_source/devices/cpu ]
 }
 
+# pt_has_syscall_tracepoints: the kernel has FTRACE_SYSCALLS
+pt_has_syscall_tracepoints()
+{
+	[ -d /sys/kernel/tracing/events/syscalls ]
+}
+
 # pt_run DESC [ALLOWED_SKIP...]: "perf test DESC", one test; fails unless
 # it and each subtest say Ok or a Skip whose text contains an ALLOWED_SKIP
 pt_run()
@@ -138,7 +144,7 @@ check_pt_roundtrip_evsel_name()
 
 check_pt_mmap_user_reading()
 {
-	if ! pt_cpu_pmu_is_upstream; then
+	if ! pt_has_syscall_tracepoints; then
 		skip "needs-syscall-tracepoints: its first subtest samples syscalls:sys_enter_getsid"
 		return
 	fi
@@ -181,7 +187,7 @@ check_pt_event_times()
 
 check_pt_read_backward()
 {
-	if ! pt_cpu_pmu_is_upstream; then
+	if ! pt_has_syscall_tracepoints; then
 		skip "needs-syscall-tracepoints: it counts syscalls:sys_enter_prctl"
 		return
 	fi
