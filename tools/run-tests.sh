@@ -420,10 +420,9 @@ build_progs()
 }
 
 # Files of the host every image carries besides perf: file:mode:dest.
-# Dynamically linked programs bring their libraries (guest_libs).  A
-# dest's directory must be one knc_qemu_initramfs creates (the kernel
-# drops a file whose directory the cpio lacks): perf report's tips go to
-# /knc, and a suite that shows perf report copies them to
+# Dynamically linked programs bring their libraries (guest_libs);
+# knc_qemu_initramfs makes each dest's directories.  perf report's tips go
+# to /knc, and a suite that shows perf report copies them to
 # /usr/share/doc/linux-perf, where Debian's perf looks.
 GUEST_FILES="/usr/share/doc/linux-perf/tips.txt:0644:/knc/tips.txt
 	/usr/bin/objdump:0755:/usr/bin/objdump

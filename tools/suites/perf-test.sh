@@ -43,6 +43,17 @@ pt_has_syscall_tracepoints()
 	[ -d /sys/kernel/tracing/events/syscalls ]
 }
 
+# pt_allowed LINE ALLOWED...: LINE contains one of the ALLOWED texts
+pt_allowed()
+{
+	pa_line=$1
+	shift
+	for pa_text in "$@"; do
+		case "$pa_line" in *"$pa_text"*) return 0 ;; esac
+	done
+	return 1
+}
+
 # pt_run DESC [ALLOWED_SKIP...]: "perf test DESC", one test; fails unless
 # it and each subtest say Ok or a Skip whose text contains an ALLOWED_SKIP
 pt_run()
@@ -72,14 +83,10 @@ pt_run()
 			continue
 			;;
 		Skip*)
-			for pt_allowed in "$@"; do
-				case "$pt_verdict" in
-				*"$pt_allowed"*)
-					info "$pt_line"
-					continue 2
-					;;
-				esac
-			done
+			if pt_allowed "$pt_verdict" "$@"; then
+				info "$pt_line"
+				continue
+			fi
 			;;
 		esac
 		fail "$pt_line"
@@ -101,11 +108,7 @@ pt_shell()
 	if [ "$pt_rc" = 2 ] && [ -s /tmp/pt.res ]; then
 		pt_rc=0
 		while IFS= read -r pt_line; do
-			pt_ok=
-			for pt_allowed in "$@"; do
-				case "$pt_line" in *"$pt_allowed"*) pt_ok=1 ;; esac
-			done
-			[ -n "$pt_ok" ] || pt_rc=2
+			pt_allowed "$pt_line" "$@" || pt_rc=2
 			info "$pt_line"
 		done </tmp/pt.res
 	fi
