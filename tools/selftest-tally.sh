@@ -7,6 +7,8 @@
 # passes.  Run by tools/check.sh as "check: tally-selftest"; on its own it
 # prints "selftest: <case>: PASS|FAIL" lines and "N passed, N failed".
 set -euo pipefail
+# a death by set -e leaves a line check.sh shows, not only PASS lines
+trap 'echo "selftest: line $LINENO: exit $? (set -e)"' ERR
 
 KNC_LOG_TAG=selftest # used by lib.sh
 # shellcheck source=tools/lib.sh
@@ -225,5 +227,22 @@ for c in "fails:1" "passes:0"; do
 	fi
 done
 
+# check.sh's report of a selftest that dies with nothing but passes in
+# its log (check.sh with a stand-in lib.sh that stops after this check):
+# the CI run of bdc42e6 ended check.sh silently there, every check lost
+mkdir -p "$tmp/ck/tools"
+cp "$KNC_TOOLS/check.sh" "$tmp/ck/tools/"
+printf '%s\n' '#!/bin/sh' 'echo "selftest: a: PASS"' 'exit 1' >"$tmp/ck/tools/selftest-tally.sh"
+chmod +x "$tmp/ck/tools/selftest-tally.sh"
+printf '%s\n' "KNC_CACHE=$tmp/ck/cache KNC_TOP=$tmp/ck KNC_TOOLS=$tmp/ck/tools" \
+	'knc_ensure_source() { exit 0; }' >"$tmp/ck/tools/lib.sh"
+bash "$tmp/ck/tools/check.sh" >"$tmp/ck.out" 2>&1 || true
+if grep -q '^not ok 1 tally-selftest$' "$tmp/ck.out" &&
+   grep -q '^# tally-selftest exited 1' "$tmp/ck.out"; then
+	verdict check-reports-a-dead-selftest PASS
+else
+	verdict check-reports-a-dead-selftest FAIL "$(head -n 4 "$tmp/ck.out" | tr '\n' '|')"
+fi
+
 echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+[ "$failed" = 0 ] || exit 1
