@@ -8,8 +8,11 @@
 #	                  test programs under tools/)
 #	build-6.1         make W=1 C=1 (sparse) against Debian's 6.1 headers
 #	build-6.12        make W=1 C=1 (sparse) against Debian's 6.12 headers
-#	build-test-kernel make W=1 C=1 against the KUnit test kernel, when it
-#	                  has been built (covers knc-perf-kunit.ko)
+#	build-standalone-kernel
+#	                  make W=1 C=1 against the standalone kernel, make
+#	                  test's own, when it has been built (covers
+#	                  knc-perf-kunit.ko and the build without Intel
+#	                  CPU support)
 #	tally-selftest    tools/selftest-tally.sh: the test tallies fail a
 #	                  missing check, a missing log, an unknown NMI, a WARN
 #	docs              sphinx-build -W of Documentation/ (any warning fails)
@@ -33,6 +36,7 @@ set -euo pipefail
 trap 'echo "# check.sh: line $LINENO: exit $? (set -e)"' ERR
 
 KNC_LOG_TAG=check
+KNC_KERNEL_VARIANT=standalone	# the kernel make test builds
 . "$(dirname "$0")/lib.sh"
 
 passed=0
@@ -50,7 +54,7 @@ result()
 	case "$2" in
 	PASS) passed=$((passed + 1)); echo "ok $nresult $1" ;;
 	FAIL) failed=$((failed + 1)); echo "not ok $nresult $1" ;;
-	*) skipped=$((skipped + 1)); echo "ok $nresult $1 # SKIP no-test-kernel: not built yet" ;;
+	*) skipped=$((skipped + 1)); echo "ok $nresult $1 # SKIP no-standalone-kernel: not built yet" ;;
 	esac
 }
 
@@ -127,7 +131,7 @@ check_build()
 }
 
 echo "KTAP version 1"
-echo "1..8"	# tally-selftest mutants-apply docs abi-doc checkpatch build-6.1 build-6.12 build-test-kernel
+echo "1..8"	# tally-selftest mutants-apply docs abi-doc checkpatch build-6.1 build-6.12 build-standalone-kernel
 
 # A failure always says why here: the CI run of bdc42e6 lost this check
 # and every later one when the selftest died with only PASS lines in its
@@ -204,11 +208,11 @@ for v in 6.1 6.12; do
 done
 
 if knc_kernel_ready; then
-	check_build build-test-kernel "$KNC_KBUILD"
+	check_build build-standalone-kernel "$KNC_KBUILD"
 else
-	result build-test-kernel SKIP
+	result build-standalone-kernel SKIP
 fi
 
-[ "$skipped" = 0 ] || echo "# $skipped skipped (test kernel not built yet)"
+[ "$skipped" = 0 ] || echo "# $skipped skipped (standalone kernel not built yet)"
 echo "# $passed passed, $failed failed"
 [ "$failed" = 0 ] || exit 1

@@ -286,7 +286,8 @@ done
 # of the table's: a stage starts once its kernel (and QEMU, for the
 # model) is built, while the other builds go on.  The kernels one after
 # another (build-test-kernel.sh takes one lock for all: 2 cores), the
-# debug kernel first, for the longest stages; QEMU beside them.
+# debug kernel first, for make stress's longest stages; QEMU beside them.
+# make test's table names one kernel of ours, standalone (README, "Time").
 # kernel_built KERNEL: its build is up to date (lib.sh read again in a
 # subshell for that kernel's fragments and directory)
 kernel_built()
@@ -302,8 +303,8 @@ kernel_built()
 builds=() prev=-
 stage_needs model && builds+=("build-qemu:-")
 for k in debug test standalone 6.1-standalone; do
-	# the check stage builds knc-perf-kunit.ko against the test kernel
-	stage_needs "$k" || { [ "$k" = test ] && stage_needs check; } || continue
+	# the check stage builds knc-perf-kunit.ko against the standalone kernel
+	stage_needs "$k" || { [ "$k" = standalone ] && stage_needs check; } || continue
 	# a built kernel waits for no other build (make demo built the
 	# standalone one: its stages start beside the debug kernel's build)
 	if kernel_built "$k"; then
@@ -316,7 +317,7 @@ done
 for ((i = 0; i < nstages; i++)); do
 	deps=
 	case "${S_KERNEL[i]}" in test | standalone | debug | 6.1-standalone) deps+=",build-${S_KERNEL[i]}" ;; esac
-	[ "${S_NAME[i]}" != check ] || deps+=",build-test"
+	[ "${S_NAME[i]}" != check ] || deps+=",build-standalone"
 	[[ "${S_CPU[i]}" != knc* ]] || deps+=",build-qemu"
 	[ -z "$deps" ] || S_AFTER[i]=${S_AFTER[i]#-}$deps S_AFTER[i]=${S_AFTER[i]#,}
 done
@@ -534,7 +535,8 @@ vm_stage()
 	[[ "$smp" != *x* ]] || vcpus=$((${smp%x*} * ${smp#*x}))
 	args+=(loglevel=7 nokaslr "knc.stage=$name" "knc.kernel=$kernel" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$vcpus" "knc.smp=$smp"
 	       "knc.cpu_id=$cpuid" knc.ktap=ttyS1)
-	[ "$kernel" != debug ] || args+=(knc.kmemleak=1)
+	# kmemleak: tools/standalone-kernel.config (debug inherits it)
+	[[ ! "$kernel" =~ ^(standalone|debug)$ ]] || args+=(knc.kmemleak=1)
 	# Debian's kernels: the NMI watchdog would take the x86 PMU's NMI
 	[[ "$kernel" != stock-* ]] || args+=(nmi_watchdog=0)
 	[ -z "${KNC_KUNIT_FILTER:-}" ] || args+=("kunit.filter_glob=$KNC_KUNIT_FILTER")
