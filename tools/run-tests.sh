@@ -305,8 +305,8 @@ stage_needs model && builds+=("build-qemu:-")
 for k in debug test standalone 6.1-standalone; do
 	# the check stage builds knc-perf-kunit.ko against the standalone kernel
 	stage_needs "$k" || { [ "$k" = standalone ] && stage_needs check; } || continue
-	# a built kernel waits for no other build (make demo built the
-	# standalone one: its stages start beside the debug kernel's build)
+	# a built kernel waits for no other build (in make stress, a standalone
+	# kernel make demo built starts its stages beside the debug build)
 	if kernel_built "$k"; then
 		builds+=("build-$k:-")
 	else
@@ -535,8 +535,10 @@ vm_stage()
 	[[ "$smp" != *x* ]] || vcpus=$((${smp%x*} * ${smp#*x}))
 	args+=(loglevel=7 nokaslr "knc.stage=$name" "knc.kernel=$kernel" "knc.suites=${S_SUITES[$i]}" "knc.cpus=$vcpus" "knc.smp=$smp"
 	       "knc.cpu_id=$cpuid" knc.ktap=ttyS1)
-	# kmemleak: tools/standalone-kernel.config (debug inherits it)
-	[[ ! "$kernel" =~ ^(standalone|debug)$ ]] || args+=(knc.kmemleak=1)
+	# kmemleak as the kernel was configured (vm-begin checks the guest has it)
+	[[ "$kernel" == stock-* ]] ||
+		! grep -qx 'CONFIG_DEBUG_KMEMLEAK=y' "$(kernel_dir "$kernel")/.config" ||
+		args+=(knc.kmemleak=1)
 	# Debian's kernels: the NMI watchdog would take the x86 PMU's NMI
 	[[ "$kernel" != stock-* ]] || args+=(nmi_watchdog=0)
 	[ -z "${KNC_KUNIT_FILTER:-}" ] || args+=("kunit.filter_glob=$KNC_KUNIT_FILTER")
