@@ -24,6 +24,7 @@
  * as test "spflt-ud-LABEL-kernel".
  */
 #include <linux/module.h>
+#include <linux/string.h>
 #include <linux/kernel.h>
 #include <linux/proc_fs.h>
 #include <linux/uaccess.h>
@@ -211,6 +212,7 @@ static noinline void run_rmw_loop(u64 global, u64 n, u64 *p)
 static atomic_t pmi_armed;
 static atomic_t pmi_count;
 static unsigned long pmi_ip;
+static unsigned long pmi_cx;
 static u64 pmi_status;
 
 static int knc_model_nmi(unsigned int cmd, struct pt_regs *regs)
@@ -220,8 +222,10 @@ static int knc_model_nmi(unsigned int cmd, struct pt_regs *regs)
 	/* stop counting so the handler adds no overflows of its own */
 	wr(GLOBAL_CTRL, 0);
 	pmi_status = rd(STATUS);
-	if (!atomic_read(&pmi_count))
+	if (!atomic_read(&pmi_count)) {
 		pmi_ip = regs->ip;
+		pmi_cx = regs->cx;
+	}
 	atomic_inc(&pmi_count);
 	return NMI_HANDLED;
 }
@@ -271,6 +275,70 @@ static noinline unsigned long run_jmps(void)
 		     "wrmsr\n\t"
 		     : [s] "=&r" (start) : : "rax", "rcx", "rdx", "memory", "cc");
 	return start;
+}
+
+/*
+ * The REP string instructions: INSTRUCTIONS_EXECUTED counts each once,
+ * however many iterations it runs (tools/qemu/README.md, after the
+ * Pentium's event 16H); each iteration still reads and writes.  With
+ * GLOBAL_CTRL = @global from the first WRMSR: mov (the count), the REP
+ * instruction, mov, xor, wrmsr = REP_INSNS instructions, whatever @n.
+ * The source and destination buffers are module data (no page faults).
+ */
+#define REP_INSNS	5
+#define REP_MAX		1000000
+static u8 rep_src[REP_MAX], rep_dst[REP_MAX];
+
+#define DEFINE_RUN_REP(name, insn)					\
+static noinline void run_rep_##name(u64 global, u64 n, void *d, void *s) \
+{									\
+	asm volatile("mov $0x2f, %%ecx\n\t"				\
+		     "mov %k[g], %%eax\n\t"				\
+		     "xor %%edx, %%edx\n\t"				\
+		     "wrmsr\n\t"					\
+		     "mov %[n], %%rcx\n\t"				\
+		     insn "\n\t"					\
+		     "mov $0x2f, %%ecx\n\t"				\
+		     "xor %%eax, %%eax\n\t"				\
+		     "wrmsr\n\t"					\
+		     : "+D" (d), "+S" (s) : [g] "r" (global), [n] "r" (n) \
+		     : "rax", "rcx", "rdx", "memory", "cc");		\
+}
+
+DEFINE_RUN_REP(movsb, "rep movsb")
+DEFINE_RUN_REP(stosq, "rep stosq")
+DEFINE_RUN_REP(cmpsb, "repe cmpsb")
+
+/*
+ * Enable counting, then nop, mov (the count), REP MOVSB of @n bytes, 8
+ * nops; returns the REP's address and in *@after the first nop's after
+ * it.  A counter K short of overflow wraps on instruction K: K = 2 must
+ * interrupt before the REP starts (RIP = the REP, RCX = n), K = 3 right
+ * after its last iteration (RIP = after, RCX = 0), K = 4 one nop later.
+ */
+static noinline unsigned long run_rep_pmi(u64 n, unsigned long *after)
+{
+	unsigned long rep, a;
+	void *d = rep_dst, *s = rep_src;
+
+	asm volatile("lea 1f(%%rip), %[r]\n\t"
+		     "lea 2f(%%rip), %[a]\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "mov $1, %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n\t"
+		     "nop\n\t"
+		     "mov %[n], %%rcx\n"
+		     "1:\trep movsb\n"
+		     "2:\n\t"
+		     ".rept 8\n\tnop\n\t.endr\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : [r] "=&r" (rep), [a] "=&r" (a), "+D" (d), "+S" (s)
+		     : [n] "r" (n) : "rax", "rcx", "rdx", "memory", "cc");
+	*after = a;
+	return rep;
 }
 
 /*
@@ -746,6 +814,115 @@ static void test_pmi(void)
 	apic->write(APIC_LVTPC, saved);
 }
 
+/*
+ * REP string instructions (tools/qemu/README.md, INSTRUCTIONS_EXECUTED):
+ * REP_INSNS instructions whatever the count, n = 0 included, and REPE
+ * CMPSB stopped by a difference too.  Data accesses stay per iteration:
+ * MOVSB one read and one write, STOSQ one write, CMPSB two reads.
+ * Cycles, one per execution (<< shift): under -icount QEMU runs a REP
+ * string instruction once per iteration plus once more to find (E)CX =
+ * 0, so MOVSB/STOSQ of n take n + 1, and REPE CMPSB that stops at the
+ * difference in byte 10 takes its 11 iterations: the 4 other
+ * instructions + that.
+ */
+struct rep_case {
+	const char *name;
+	void (*run)(u64 global, u64 n, void *d, void *s);
+	u64 n, diff;			/* diff: first differing byte + 1 */
+	u64 execs, reads, writes;	/* executions of the REP instruction */
+};
+
+static bool rep_one(const struct rep_case *c)
+{
+	u64 insns, cycles, reads, writes, want_c;
+	bool ok;
+
+	memset(rep_src, 0x5a, REP_MAX);
+	memset(rep_dst, 0xa5, REP_MAX);
+	if (c->run == run_rep_cmpsb) {
+		memset(rep_dst, 0x5a, REP_MAX);
+		if (c->diff)
+			rep_dst[c->diff - 1] = 0;
+	}
+	wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_CYCLES | SEL_OS | SEL_EN);
+	c->run(3, c->n, rep_dst, rep_src);
+	insns = rd(PERFCNT0);
+	cycles = rd(PERFCNT1);
+	pmu_reset();
+	wr(EVTSEL0, EV_DATA_READ | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_DATA_WRITE | SEL_OS | SEL_EN);
+	c->run(3, c->n, rep_dst, rep_src);
+	reads = rd(PERFCNT0);
+	writes = rd(PERFCNT1);
+	pmu_reset();
+	want_c = (REP_INSNS - 1 + c->execs) << shift;
+	ok = insns == REP_INSNS && cycles == want_c && reads == c->reads &&
+	     writes == c->writes;
+	if (c->run == run_rep_movsb)
+		ok &= !memcmp(rep_dst, rep_src, c->n);
+	if (!ok)
+		pr_info("knc_model: %s n=%llu: insns %llu (%d) cycles %llu (%llu) reads %llu (%llu) writes %llu (%llu)\n",
+			c->name, c->n, insns, REP_INSNS, cycles, want_c, reads,
+			c->reads, writes, c->writes);
+	return ok;
+}
+
+static void test_rep(void)
+{
+	const struct rep_case t[] = {
+		{ "movsb", run_rep_movsb, 0, 0, 1, 0, 0 },
+		{ "movsb", run_rep_movsb, 1, 0, 2, 1, 1 },
+		{ "movsb", run_rep_movsb, 1000, 0, 1001, 1000, 1000 },
+		{ "movsb", run_rep_movsb, REP_MAX, 0, REP_MAX + 1, REP_MAX, REP_MAX },
+		{ "stosq", run_rep_stosq, 1000, 0, 1001, 0, 1000 },
+		{ "cmpsb", run_rep_cmpsb, 1000, 0, 1001, 2000, 0 },
+		{ "cmpsb-diff", run_rep_cmpsb, 1000, 11, 11, 22, 0 },
+	};
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		ok &= rep_one(&t[i]);
+	result("rep-counted-once", ok, NULL);
+}
+
+/* An INSTRUCTIONS overflow on a REP MOVSB: see run_rep_pmi() */
+static void test_rep_pmi(void)
+{
+	static const int ks[] = { 2, 3, 4 };
+	u32 saved = apic->read(APIC_LVTPC);
+	unsigned long rep, after, want_ip, want_cx;
+	const u64 n = 10000;
+	bool ok = true;
+	int i, cnt;
+
+	for (i = 0; i < ARRAY_SIZE(ks); i++) {
+		atomic_set(&pmi_count, 0);
+		pmi_ip = 0;
+		pmi_cx = ~0UL;
+		apic->write(APIC_LVTPC, APIC_DM_NMI);
+		wr(PERFCNT0, BIT_ULL(40) - ks[i]);
+		wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_INT | SEL_EN);
+		atomic_set(&pmi_armed, 1);
+		rep = run_rep_pmi(n, &after);
+		atomic_set(&pmi_armed, 0);
+		cnt = atomic_read(&pmi_count);
+		want_ip = ks[i] == 2 ? rep : after + ks[i] - 3;
+		want_cx = ks[i] == 2 ? n : 0;
+		if (cnt != 1 || !(pmi_status & 1) || pmi_ip != want_ip ||
+		    pmi_cx != want_cx) {
+			ok = false;
+			pr_info("knc_model: rep K=%d: pmis=%d status=%#llx ip=rep%+ld cx=%lu (want rep%+ld cx=%lu)\n",
+				ks[i], cnt, pmi_status, (long)(pmi_ip - rep),
+				pmi_cx, (long)(want_ip - rep), want_cx);
+		}
+		pmu_reset();
+	}
+	apic->write(APIC_LVTPC, saved);
+	result("rep-pmi-precise", ok, NULL);
+}
+
 /* SPFLT in ring 0: USER_PREF = bit 0 of the operand, enable bits kept */
 static bool test_spflt_cpl0(void)
 {
@@ -819,6 +996,8 @@ static void run_all(void)
 	test_rdpmc_kernel();
 	test_debug_counters();
 	test_pmi();
+	test_rep();
+	test_rep_pmi();
 	if (test_spflt_cpl0())
 		test_spflt_region_kernel();
 	pmu_reset();
@@ -1140,6 +1319,8 @@ static int __init knc_model_init(void)
 		test_exact();
 		test_filters();
 		test_pmi();
+		test_rep();
+		test_rep_pmi();
 		pmu_reset();
 		local_irq_restore(flags);
 		goto out;
