@@ -315,6 +315,14 @@ w_branches()
 	echo $(($1 + 1))
 }
 
+# and its user-mode cycles under the model's timing rule (tools/qemu/
+# README.md, CPU_CLK_UNHALTED): one per instruction, one more per taken
+# branch (the jnz N - 1 times, the syscall): 3N + 4, at every -icount shift
+w_cycles()
+{
+	echo $((3 * $1 + 4))
+}
+
 # --- loops that open and close many events (tools/suites/stress-*.sh) ---
 
 # knc_refs: the events open on knc (knc_perf's module references, 0 when

@@ -207,14 +207,19 @@ check_stat_a_any_sums_core()
 }
 
 # CPU_CLK_UNHALTED has no thread context: with any=0 too, each thread
-# of core 0 counts the core's cycles, the four workloads' (shift 0: one
-# cycle per instruction); core 1's idle threads count the last CPU's
+# of core 0 counts the core's cycles, the four workloads'; core 1's idle
+# threads count the last CPU's.  Under the model's timing rule (one cycle
+# per instruction, one more per taken branch and IMUL) a gated workload
+# with L = B * 100000 loops takes 2L + 9 + 1 (imul) + L - 1 (jnz) + 1
+# (syscall) = 3L + 10 cycles after its read, and with B = 0 9 + 1 (imul)
+# + 1 (jz taken) + 1 (syscall) = 12: 3L - 2 more, so the four take
+# 3 * (1 + 2 + 3 + 4) * 100000 - 4 * 2 more than in the B = 0 session
 check_stat_a_cycles_core_wide()
 {
 	smt_stat "0:1 1:2 2:3 3:4" -A -e knc/event=0x2a/u
 	cw_home=$(smt_diff $SMT_HOME knc/event=0x2a/u)
 	for cw_c in 0 1 2 3; do
-		expect_eq "$(smt_diff $cw_c knc/event=0x2a/u)" $((2 * 10 * 100000)) "cpu$cw_c: core 0's cycles"
+		expect_eq "$(smt_diff $cw_c knc/event=0x2a/u)" $((3 * 10 * 100000 - 4 * 2)) "cpu$cw_c: core 0's cycles"
 	done
 	for cw_c in $(seq 4 $SMT_HOME); do
 		expect_eq "$(smt_diff "$cw_c" knc/event=0x2a/u)" "$cw_home" "cpu$cw_c: core 1's cycles"

@@ -5,7 +5,7 @@
 # knc-perf.ko for them, then N perf stat sessions at once, four user-mode
 # events each on the two counters (instructions, cycles, branches, the
 # instructions alias), on /knc/workload-L (2L+4 instructions, L+1
-# branches; cycles = instructions at -icount shift=0): every count
+# branches, 3L+4 cycles under the model's timing rule): every count
 # scaled by perf within a bound.
 #
 # Settings (suite parameters, tools/stages): sessions=N (default 20),
@@ -46,8 +46,8 @@ check_conc_sessions_counted()
 	done
 	# lines, not counted, not multiplexed, over the bound, worst %,
 	# mean %, counted, least running %, the worst's session:event:count
-	sc_v=$(awk -F, -v i="$(w_insns $SC_LOOPS)" -v b="$(w_branches $SC_LOOPS)" -v lim="$sc_bound" '
-		BEGIN { split(i " " i " " b " " i, want, " ") }
+	sc_v=$(awk -F, -v i="$(w_insns $SC_LOOPS)" -v b="$(w_branches $SC_LOOPS)" -v c="$(w_cycles $SC_LOOPS)" -v lim="$sc_bound" '
+		BEGIN { split(i " " c " " b " " i, want, " ") }
 		{
 			k = ++seen[$1]; lines++
 			if ($2 !~ /^[0-9]+$/) { nc++; next }

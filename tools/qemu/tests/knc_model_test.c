@@ -86,7 +86,7 @@
 
 static int shift;
 module_param(shift, int, 0444);
-MODULE_PARM_DESC(shift, "the guest's -icount shift (cycles = instructions << shift); non-zero: only the tests cycles change");
+MODULE_PARM_DESC(shift, "the guest's -icount shift (cycles do not depend on it); non-zero: only the cycle tests run");
 
 static char *spflt_ud;
 module_param(spflt_ud, charp, 0444);
@@ -160,6 +160,44 @@ static noinline void run_loop(u64 global, u64 n)
 }
 
 #define LOOP_INSNS(n)	(2 * (n) + 4)
+/*
+ * Cycles under the model's timing rule (tools/qemu/README.md,
+ * CPU_CLK_UNHALTED: one per instruction, one more per taken branch,
+ * MUL/IMUL, DIV/IDIV; the same at every -icount shift): the jnz is taken
+ * n - 1 times.
+ */
+#define LOOP_CYCLES(n)	(LOOP_INSNS(n) + (n) - 1)
+
+/*
+ * The slow classes: with GLOBAL_CTRL = @global from the first WRMSR:
+ * mov, n * (imul, mov, xor, div, dec, jnz), xor, mov, xor, wrmsr =
+ * 6n + 5 instructions, and 6n + 5 + n (imul) + n (div) + n - 1 (jnz
+ * taken) = 9n + 4 cycles; n branches.
+ */
+static noinline void run_slow_loop(u64 global, u64 n)
+{
+	asm volatile("mov $3, %%r11\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "mov %k[g], %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n\t"
+		     "mov %[n], %%r8\n"
+		     "1:\timul %%r9, %%r9\n\t"
+		     "mov $7, %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "div %%r11\n\t"
+		     "dec %%r8\n\t"
+		     "jnz 1b\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : : [g] "r" (global), [n] "r" (n)
+		     : "rax", "rcx", "rdx", "r8", "r9", "r11", "memory", "cc");
+}
+
+#define SLOW_INSNS(n)	(6 * (n) + 5)
+#define SLOW_CYCLES(n)	(9 * (n) + 4)
 
 /*
  * run_loop with a load and a store in the loop: 4n + 4 instructions
@@ -541,15 +579,32 @@ static void test_exact(void)
 		run_loop(3, ns[i]);
 		a = rd(PERFCNT0);
 		b = rd(PERFCNT1);
-		if (a != LOOP_INSNS(ns[i]) || b != a << shift) {
+		if (a != LOOP_INSNS(ns[i]) || b != LOOP_CYCLES(ns[i])) {
 			ok = false;
-			pr_info("knc_model: loop %llu: instructions %llu cycles %llu, want %llu, cycles << %d\n",
-				ns[i], a, b, LOOP_INSNS(ns[i]), shift);
+			pr_info("knc_model: loop %llu: instructions %llu cycles %llu, want %llu, %llu\n",
+				ns[i], a, b, LOOP_INSNS(ns[i]), LOOP_CYCLES(ns[i]));
 		}
 		pmu_reset();
 	}
 	result(shift ? "exact-instructions-cycles-shift" : "exact-instructions", ok,
-	       shift ? "cycles = instructions << %d" : NULL, shift);
+	       shift ? "cycles as at shift 0 (shift %d)" : NULL, shift);
+
+	/* the slow classes: MUL/IMUL, DIV/IDIV, taken branches */
+	ok = true;
+	for (i = 0; i < 3; i++) {
+		wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_EN);
+		wr(EVTSEL1, EV_CYCLES | SEL_OS | SEL_EN);
+		run_slow_loop(3, ns[i]);
+		a = rd(PERFCNT0);
+		b = rd(PERFCNT1);
+		if (a != SLOW_INSNS(ns[i]) || b != SLOW_CYCLES(ns[i])) {
+			ok = false;
+			pr_info("knc_model: slow loop %llu: instructions %llu cycles %llu, want %llu, %llu\n",
+				ns[i], a, b, SLOW_INSNS(ns[i]), SLOW_CYCLES(ns[i]));
+		}
+		pmu_reset();
+	}
+	result("exact-cycles-slow-classes", ok, NULL);
 
 	/* BRANCHES: the loop retires exactly n jnz */
 	ok = true;
@@ -641,11 +696,12 @@ static void test_data(void)
 
 /*
  * CMASK, INV, EDGE in closed form (tools/qemu/README.md): on run_loop(n)
- * with I = 2n + 4 instructions, C = I << shift cycles, B = n branches.
+ * with I = 2n + 4 instructions, C = 3n + 3 cycles (LOOP_CYCLES), B = n
+ * branches.
  */
 static void test_filters(void)
 {
-	const u64 n = 1000, I = LOOP_INSNS(n), C = I << shift, B = n;
+	const u64 n = 1000, I = LOOP_INSNS(n), C = LOOP_CYCLES(n), B = n;
 	const struct {
 		const char *name;
 		u64 sel, want;
@@ -722,6 +778,7 @@ static bool lvtpc_masked(void)
 static void test_pmi(void)
 {
 	static const int ks[] = { 1, 10, 37 };
+	static const int cks[] = { 1, 2, 3, 4, 5, 29 };
 	u32 saved = apic->read(APIC_LVTPC);
 	u64 p0, p1, lost0;
 	unsigned long start;
@@ -773,6 +830,42 @@ static void test_pmi(void)
 	}
 	result("pmi-branches-precise", ok, NULL);
 
+	/*
+	 * a CPU_CLK_UNHALTED overflow: over run_jmps' (nop, jmp) blocks a nop
+	 * takes 1 cycle and a jmp 2 (a taken branch), so a counter K short of
+	 * its wrap wraps on the first instruction that brings the cycles to K,
+	 * and the PMI must interrupt the instruction after that one
+	 */
+	ok = true;
+	for (i = 0; i < ARRAY_SIZE(cks); i++) {
+		unsigned long want = 0;
+		u64 cyc = 0;
+		int j;
+
+		for (j = 0; j < 32 && !want; j++) {
+			if (++cyc >= cks[i])
+				want = 3 * j + 1;
+			else if ((cyc += 2) >= cks[i])
+				want = 3 * j + 3;
+		}
+		atomic_set(&pmi_count, 0);
+		pmi_ip = 0;
+		apic->write(APIC_LVTPC, APIC_DM_NMI);
+		wr(PERFCNT0, BIT_ULL(40) - cks[i]);
+		wr(EVTSEL0, EV_CYCLES | SEL_OS | SEL_INT | SEL_EN);
+		atomic_set(&pmi_armed, 1);
+		start = run_jmps();
+		atomic_set(&pmi_armed, 0);
+		n = atomic_read(&pmi_count);
+		if (n != 1 || !(pmi_status & 1) || pmi_ip != start + want) {
+			ok = false;
+			pr_info("knc_model: cycles K=%d: pmis=%d status=%#llx ip=jmps%+ld, want jmps+%lu\n",
+				cks[i], n, pmi_status, (long)(pmi_ip - start), want);
+		}
+		pmu_reset();
+	}
+	result("pmi-cycles-precise", ok, NULL);
+
 	/* edge rule 1: line still high (status not cleared) -> no new PMI */
 	atomic_set(&pmi_count, 0);
 	apic->write(APIC_LVTPC, APIC_DM_NMI);
@@ -819,7 +912,7 @@ static void test_pmi(void)
  * REP_INSNS instructions whatever the count, n = 0 included, and REPE
  * CMPSB stopped by a difference too.  Data accesses stay per iteration:
  * MOVSB one read and one write, STOSQ one write, CMPSB two reads.
- * Cycles, one per execution (<< shift): under -icount QEMU runs a REP
+ * Cycles, one per execution (no slow class here): under -icount QEMU runs a REP
  * string instruction once per iteration plus once more to find (E)CX =
  * 0, so MOVSB/STOSQ of n take n + 1, and REPE CMPSB that stops at the
  * difference in byte 10 takes its 11 iterations: the 4 other
@@ -856,7 +949,7 @@ static bool rep_one(const struct rep_case *c)
 	reads = rd(PERFCNT0);
 	writes = rd(PERFCNT1);
 	pmu_reset();
-	want_c = (REP_INSNS - 1 + c->execs) << shift;
+	want_c = REP_INSNS - 1 + c->execs;
 	ok = insns == REP_INSNS && cycles == want_c && reads == c->reads &&
 	     writes == c->writes;
 	if (c->run == run_rep_movsb)
