@@ -25,6 +25,7 @@
  */
 #include <linux/module.h>
 #include <linux/string.h>
+#include <linux/random.h>
 #include <linux/kernel.h>
 #include <linux/proc_fs.h>
 #include <linux/uaccess.h>
@@ -54,6 +55,8 @@
 #define EV_INSTR	0x16
 #define EV_DATA_RW	0x28
 #define EV_CYCLES	0x2a
+#define EV_MISPRED	0x2b
+#define EV_V_PIPE	0x17
 #define UMASK_VPU	(0x20ULL << 8)
 #define SEL_USR		BIT_ULL(16)
 #define SEL_OS		BIT_ULL(17)
@@ -557,8 +560,8 @@ static void test_gating(void)
 	pmu_reset();
 
 	/* an event the model does not implement counts 0 */
-	wr(EVTSEL0, 0x00 | SEL_OS | SEL_EN);		/* DATA_READ */
-	wr(EVTSEL1, 0x2b | SEL_OS | SEL_EN);		/* BRANCHES_MISPREDICTED */
+	wr(EVTSEL0, 0x00 | SEL_OS | SEL_EN);		/* DATA_READ: no access */
+	wr(EVTSEL1, EV_V_PIPE | SEL_OS | SEL_EN);	/* not modelled */
 	wr(SPFLT, 0);
 	run_loop(3, 300);
 	result("other-events-zero", rd(PERFCNT0) == 0 && rd(PERFCNT1) == 0,
@@ -1016,6 +1019,138 @@ static void test_rep_pmi(void)
 	result("rep-pmi-precise", ok, NULL);
 }
 
+/*
+ * BRANCHES_MISPREDICTED (tools/qemu/README.md): 2-bit counters indexed
+ * by bits 9:0 of a conditional branch's address, predicting taken at 2
+ * or 3.  With GLOBAL_CTRL = @global from the first WRMSR: n times, the
+ * jz on bit 0 of byte i of @p (taken if it is 0), then the loop's jnz.
+ * The predictor runs only while the counter is enabled, so the code
+ * between two runs leaves the table alone, and a warm-up run of n >= 4
+ * leaves the jnz's counter at 2 whatever it was (its n - 1 taken reach 3,
+ * the exit makes it 2): the next run mispredicts the jnz exactly once.
+ */
+static noinline void run_bp_loop(u64 global, u64 n, const u8 *p)
+{
+	asm volatile("mov $0x2f, %%ecx\n\t"
+		     "mov %k[g], %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "wrmsr\n\t"
+		     "mov %[n], %%r8\n\t"
+		     "mov %[p], %%r9\n"
+		     "1:\ttestb $1, (%%r9)\n\t"
+		     "jz 2f\n\t"
+		     "inc %%r10\n"
+		     "2:\tinc %%r9\n\t"
+		     "dec %%r8\n\t"
+		     "jnz 1b\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : : [g] "r" (global), [n] "r" (n), [p] "r" (p)
+		     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc");
+}
+
+#define BP_N		10000
+static u8 bp_bits[BP_N];
+
+/* The rule, on the jz of run_bp_loop: its mispredictions over @n bytes */
+static u64 bp_simulate(const u8 *p, u64 n, u8 *c)
+{
+	u64 miss = 0, i;
+
+	for (i = 0; i < n; i++) {
+		bool taken = !(p[i] & 1);
+
+		miss += taken != (*c >= 2);
+		if (taken && *c < 3)
+			(*c)++;
+		else if (!taken && *c > 0)
+			(*c)--;
+	}
+	return miss;
+}
+
+/* warm-up run (uncounted), then the counted one: its mispredictions */
+static u64 bp_run(u64 n, const u8 *p)
+{
+	u64 v;
+
+	wr(EVTSEL0, EV_MISPRED | SEL_OS | SEL_EN);
+	run_bp_loop(1, n, p);
+	wr(PERFCNT0, 0);
+	run_bp_loop(1, n, p);
+	v = rd(PERFCNT0);
+	pmu_reset();
+	return v;
+}
+
+static void test_bp(void)
+{
+	static const u64 ns[] = { 4, 1000, BP_N };
+	u64 v, want, b;
+	unsigned long start;
+	bool ok = true;
+	u8 c;
+	int i;
+
+	/* a loop: once per run after warm-up (run_loop's jnz) */
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		wr(EVTSEL0, EV_MISPRED | SEL_OS | SEL_EN);
+		run_loop(1, ns[i]);
+		wr(PERFCNT0, 0);
+		run_loop(1, ns[i]);
+		v = rd(PERFCNT0);
+		pmu_reset();
+		if (v != 1) {
+			ok = false;
+			pr_info("knc_model: bp loop %llu: %llu mispredicted, want 1\n",
+				ns[i], v);
+		}
+	}
+	result("bp-loop-exit-once", ok, NULL);
+
+	/* a branch that always goes one way: never, only the loop's exit */
+	ok = true;
+	for (i = 0; i < 2; i++) {
+		memset(bp_bits, i, BP_N);	/* 0: jz always taken; 1: never */
+		v = bp_run(BP_N, bp_bits);
+		if (v != 1) {
+			ok = false;
+			pr_info("knc_model: bp fixed %d: %llu mispredicted, want 1\n",
+				i, v);
+		}
+	}
+	result("bp-fixed-pattern", ok, NULL);
+
+	/*
+	 * random bits: the rule simulated over the warm-up run (from any
+	 * start: 3 equal outcomes in a row make it converge) and the counted
+	 * run, plus the loop's exit; about half of BP_N
+	 */
+	get_random_bytes(bp_bits, BP_N);
+	c = 0;
+	bp_simulate(bp_bits, BP_N, &c);
+	want = bp_simulate(bp_bits, BP_N, &c) + 1;
+	v = bp_run(BP_N, bp_bits);
+	result("bp-random-exact", v == want && v >= BP_N * 4 / 10 &&
+	       v <= BP_N * 6 / 10, "%llu, want %llu (of %d)", v, want, BP_N);
+
+	/*
+	 * unconditional branches are always predicted: run_jmps' 32 jmps
+	 * (counted as branches by the same counter's other event)
+	 */
+	wr(EVTSEL0, EV_MISPRED | SEL_OS | SEL_EN);
+	start = run_jmps();
+	v = rd(PERFCNT0);
+	pmu_reset();
+	wr(EVTSEL0, EV_BRANCHES | SEL_OS | SEL_EN);
+	start = run_jmps();
+	b = rd(PERFCNT0);
+	pmu_reset();
+	result("bp-unconditional-predicted", v == 0 && b == 32 && start,
+	       "%llu mispredicted, %llu branches", v, b);
+}
+
 /* SPFLT in ring 0: USER_PREF = bit 0 of the operand, enable bits kept */
 static bool test_spflt_cpl0(void)
 {
@@ -1091,6 +1226,7 @@ static void run_all(void)
 	test_pmi();
 	test_rep();
 	test_rep_pmi();
+	test_bp();
 	if (test_spflt_cpl0())
 		test_spflt_region_kernel();
 	pmu_reset();
