@@ -4,7 +4,8 @@
  * directly through the MSRs, independent of knc-perf.  Load it on a
  * -cpu ...,knc-pmu=on guest booted with -icount shift=0; it runs every
  * test on the CPU it loads on with interrupts off, then again on another
- * CPU if there is one (named "cpuN-<test>"), prints
+ * CPU if there is one (named "cpuN-<test>"; before that it takes that CPU
+ * offline and back once, for init-keeps-accounting), prints
  *
  *	KNC-MODEL: <name>: PASS|FAIL [detail]
  *
@@ -33,6 +34,7 @@
 #include <linux/preempt.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
+#include <linux/cpu.h>
 #include <linux/workqueue.h>
 #include <asm/asm.h>
 #include <asm/msr.h>
@@ -169,7 +171,7 @@ static noinline void run_loop(u64 global, u64 n)
  * MUL/IMUL, DIV/IDIV; the same at every -icount shift): the jnz is taken
  * n - 1 times.
  */
-#define LOOP_CYCLES(n)	(LOOP_INSNS(n) + (n) - 1)
+#define LOOP_CYCLES(n)	(3 * (n) + 3)	/* LOOP_INSNS(n) + n - 1 */
 
 /*
  * The slow classes: with GLOBAL_CTRL = @global from the first WRMSR:
@@ -846,9 +848,13 @@ static void test_pmi(void)
 		int j;
 
 		for (j = 0; j < 32 && !want; j++) {
-			if (++cyc >= cks[i])
+			cyc += 1;			/* block j's nop */
+			if (cyc >= cks[i]) {
 				want = 3 * j + 1;
-			else if ((cyc += 2) >= cks[i])
+				break;
+			}
+			cyc += 2;			/* its jmp, taken */
+			if (cyc >= cks[i])
 				want = 3 * j + 3;
 		}
 		atomic_set(&pmi_count, 0);
@@ -1389,6 +1395,122 @@ static void test_smp_no_starvation(unsigned int other)
 	       STARVE_ME, atomic_read(&starve_done) ? "then done" : "never done");
 }
 
+/*
+ * ---- INIT keeps what the counters count ----
+ * INIT (a CPU brought online: INIT, SIPI) keeps the PMU registers (spec
+ * 1.4.4), and the model must keep counting them by its rules: the timing
+ * rule's slow classes and the branch predictor run only in code
+ * translated while a counter needs them (tools/qemu/README.md), and
+ * INIT must not lose that, though nothing writes a PMU MSR after it.
+ *
+ * run_init_windows(): three windows, each RDPMC of counter 0 and 1, a
+ * loop of ns[k] x (dec, jnz), RDPMC of counter 0 and 1 again, with
+ * ns = { n, n, 2n }, in one asm block: the only conditional branch
+ * inside a window is the inner jnz (the outer jne runs between windows),
+ * and nothing else runs between the windows.  Counter 0 counts
+ * BRANCHES_MISPREDICTED, counter 1 CPU_CLK_UNHALTED (ring 0).  By the
+ * rules, with n = INIT_N >= 4:
+ *  - window 0 trains the jnz's 2-bit counter: its n - 1 taken reach 3
+ *    from any start, the exit leaves 2; windows 1 and 2 then predict
+ *    their n - 1 and 2n - 1 taken and miss the exit: 1 each (0 if the
+ *    predictor does not run);
+ *  - windows 1 and 2 run the same code but for n more iterations in
+ *    window 2, each a dec (1 cycle) and a taken jnz (1 + 1 for a taken
+ *    branch): cycles(2) - cycles(1) = 3n (2n without the slow classes).
+ */
+#define INIT_N		1000
+struct init_windows {
+	u64 ns[3];
+	u64 v[3][4];	/* ctr0, ctr1 at the start; ctr0, ctr1 at the end */
+};
+
+static noinline void run_init_windows(struct init_windows *w)
+{
+	asm volatile("xor %%r11d, %%r11d\n"
+		     "2:\tmov (%[ns],%%r11,8), %%r8\n\t"
+		     "mov %%r11, %%r10\n\t"
+		     "shl $5, %%r10\n\t"
+		     "add %[v], %%r10\n\t"
+		     "xor %%ecx, %%ecx\n\t"
+		     "rdpmc\n\t"
+		     "mov %%eax, 0(%%r10)\n\t"
+		     "mov %%edx, 4(%%r10)\n\t"
+		     "mov $1, %%ecx\n\t"
+		     "rdpmc\n\t"
+		     "mov %%eax, 8(%%r10)\n\t"
+		     "mov %%edx, 12(%%r10)\n"
+		     "1:\tdec %%r8\n\t"
+		     "jnz 1b\n\t"
+		     "xor %%ecx, %%ecx\n\t"
+		     "rdpmc\n\t"
+		     "mov %%eax, 16(%%r10)\n\t"
+		     "mov %%edx, 20(%%r10)\n\t"
+		     "mov $1, %%ecx\n\t"
+		     "rdpmc\n\t"
+		     "mov %%eax, 24(%%r10)\n\t"
+		     "mov %%edx, 28(%%r10)\n\t"
+		     "inc %%r11\n\t"
+		     "cmp $3, %%r11\n\t"
+		     "jne 2b\n\t"
+		     : : [ns] "r" (w->ns), [v] "r" (w->v)
+		     : "rax", "rcx", "rdx", "r8", "r10", "r11", "memory", "cc");
+}
+
+static void init_prog(void *unused)
+{
+	pmu_reset();
+	wr(EVTSEL0, EV_MISPRED | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_CYCLES | SEL_OS | SEL_EN);
+	wr(GLOBAL_CTRL, 3);
+}
+
+static void init_measure(void *arg)
+{
+	run_init_windows(arg);
+}
+
+static void init_unprog(void *unused)
+{
+	pmu_reset();
+}
+
+/* Windows 1 and 2 by the rules above; their counts into @buf. */
+static bool init_windows_ok(const struct init_windows *w, char *buf, size_t sz)
+{
+	u64 m1 = w->v[1][2] - w->v[1][0], m2 = w->v[2][2] - w->v[2][0];
+	u64 c1 = w->v[1][3] - w->v[1][1], c2 = w->v[2][3] - w->v[2][1];
+
+	snprintf(buf, sz, "miss %llu %llu, cycles +%llu", m1, m2, c2 - c1);
+	return m1 == 1 && m2 == 1 && c2 - c1 == 3 * INIT_N;
+}
+
+/* Process context (CPU hotplug); @other is not the boot CPU. */
+static void test_init_keeps_accounting(unsigned int other)
+{
+	struct init_windows w = { .ns = { INIT_N, INIT_N, 2 * INIT_N } };
+	char before[48], after[48];
+	bool ok_before, ok_after = false;
+	int err;
+
+	smp_call_function_single(other, init_prog, NULL, 1);
+	smp_call_function_single(other, init_measure, &w, 1);
+	ok_before = init_windows_ok(&w, before, sizeof(before));
+	err = remove_cpu(other);
+	if (!err)
+		err = add_cpu(other);
+	if (!err) {
+		memset(w.v, 0, sizeof(w.v));
+		smp_call_function_single(other, init_measure, &w, 1);
+		ok_after = init_windows_ok(&w, after, sizeof(after));
+	} else {
+		snprintf(after, sizeof(after), "offline/online failed: %d", err);
+	}
+	smp_call_function_single(other, init_unprog, NULL, 1);
+	result("init-keeps-accounting", ok_before && ok_after,
+	       "cpu%u before INIT: %s; after: %s (want miss 1 1, cycles +%u)",
+	       other, before, after, 3 * INIT_N);
+}
+
 /* PERF_SPFLT_CONTROL is 0 after reset on every CPU (nothing wrote it yet) */
 static void test_spflt_reset_value(unsigned int me, unsigned int other)
 {
@@ -1564,8 +1686,10 @@ static int __init knc_model_init(void)
 		test_smp_no_starvation(other);
 out:
 	preempt_enable();
-	if (!spflt_ud && !shift && other < nr_cpu_ids)
+	if (!spflt_ud && !shift && other < nr_cpu_ids) {
+		test_init_keeps_accounting(other);
 		work_on_cpu(other, run_other_cpu, NULL);
+	}
 	pr_info("KNC-MODEL-KMOD: %d passed, %d failed\n", passed, failed);
 	knc_model_proc = proc_create("knc_model", 0600, NULL, &knc_model_ops);
 	return 0;
