@@ -359,14 +359,14 @@ build_modules()
 			;;
 		*) kdir=$(kernel_dir "$1") ;;
 		esac
-		make -C "$kdir" M="$dir" modules >"$dir.log" 2>&1 || exit 1
+		make -C "$kdir" M="$dir" -j"$(nproc)" modules >"$dir.log" 2>&1 || exit 1
 		# the model's own test module (tools/qemu/tests), for the
 		# model suites on this project's kernels
 		if [[ "$1" =~ ^(test|standalone|debug)$ ]]; then
 			mkdir -p "$dir/model-mod"
 			cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$dir/model-mod/"
 			echo "obj-m := knc_model_test.o" >"$dir/model-mod/Kbuild"
-			make -C "$kdir" M="$dir/model-mod" modules >>"$dir.log" 2>&1 || exit 1
+			make -C "$kdir" M="$dir/model-mod" -j"$(nproc)" modules >>"$dir.log" 2>&1 || exit 1
 			cp "$dir/model-mod/knc_model_test.ko" "$dir/"
 		fi
 		touch "$dir/.done"
@@ -384,6 +384,16 @@ PROG_DIRS="tools/e2e tools/stress tools/stall tools/fuzz tools/qemu/tests tools/
 WORKLOADS="5000 50000 1000000 5000000 10000000 25000000 50000000 1000000000"
 LOADLOOPS="1000000"
 
+# prog_rule NAME SOURCE FLAGS...: a make rule for the static program
+# $build/progs/NAME
+prog_rule()
+{
+	local out=$build/progs/$1 src=$2
+
+	shift 2
+	printf 'all: %s\n%s: %s\n\tgcc -static %s -o $@ $<\n' "$out" "$out" "$src" "$*"
+}
+
 build_progs()
 {
 	(
@@ -392,30 +402,34 @@ build_progs()
 		rm -rf "$build/progs"
 		mkdir -p "$build/progs"
 		set -e
-		for d in $PROG_DIRS; do
-			for src in "$KNC_TOP/$d"/*.c; do
-				[ "${src##*/}" != knc_model_test.c ] || continue
-				flags=$(sed -n 's|^/\* knc-cflags: \(.*\) \*/$|\1|p' "$src")
-				# shellcheck disable=SC2086 # the flags are words
-				gcc -static -O2 -Wall $flags -o "$build/progs/$(basename "$src" .c)" "$src"
+		# one make -j: a VM stage waits for these (~15 s one at a time)
+		{
+			for d in $PROG_DIRS; do
+				for src in "$KNC_TOP/$d"/*.c; do
+					[ "${src##*/}" != knc_model_test.c ] || continue
+					flags=$(sed -n 's|^/\* knc-cflags: \(.*\) \*/$|\1|p' "$src")
+					prog_rule "$(basename "$src" .c)" "$src" -O2 -Wall "$flags"
+				done
 			done
-		done
+			for n in $WORKLOADS; do
+				prog_rule "workload-$n" "$KNC_TOOLS/e2e/workload.S" -nostdlib -DKNC_LOOPS="$n"
+			done
+			prog_rule gated "$KNC_TOOLS/e2e/gated.S" -nostdlib
+			for n in $LOADLOOPS; do
+				prog_rule "loadloop-$n" "$KNC_TOOLS/e2e/loadloop.S" -nostdlib -DKNC_LOOPS="$n"
+			done
+			printf 'all: %s\n%s: %s\n\tgcc -O2 -Wall -o $@ $< -lpapi -lpfm\n' \
+				"$build/progs/papi-count" "$build/progs/papi-count" "$KNC_TOOLS/papi/papi-count.c"
+		} >"$build/progs.mk"
+		make -s -j"$(nproc)" -f "$build/progs.mk" all
 		for n in $WORKLOADS; do
-			gcc -nostdlib -static -DKNC_LOOPS="$n" -o "$build/progs/workload-$n" \
-				"$KNC_TOOLS/e2e/workload.S"
 			# the instruction count is exact only with these six
 			c=$(objdump -d "$build/progs/workload-$n" | grep -cE '^ +[0-9a-f]+:' || true)
 			[ "$c" = 6 ] || { echo "workload-$n has $c instructions, want 6"; exit 1; }
 		done
 		# /knc/gated: tools/e2e/gated.S, exact only with these sixteen
-		gcc -nostdlib -static -o "$build/progs/gated" "$KNC_TOOLS/e2e/gated.S"
 		c=$(objdump -d "$build/progs/gated" | grep -cE '^ +[0-9a-f]+:' || true)
 		[ "$c" = 16 ] || { echo "gated has $c instructions, want 16"; exit 1; }
-		for n in $LOADLOOPS; do
-			gcc -nostdlib -static -DKNC_LOOPS="$n" -o "$build/progs/loadloop-$n" \
-				"$KNC_TOOLS/e2e/loadloop.S"
-		done
-		gcc -O2 -Wall -o "$build/progs/papi-count" "$KNC_TOOLS/papi/papi-count.c" -lpapi -lpfm
 		touch "$build/progs/.done"
 	) >"$build/progs.log" 2>&1 9>"$build/progs.lock"
 }
@@ -454,10 +468,26 @@ gen_cpio()
 }
 
 # vm_initramfs OUT KERNEL SUITES: the one guest, its suites, the
-# programs, perf, the modules
+# programs, perf, the modules.  Only the kernel's modules and the dkms
+# build tell two stages' images apart, so each is packed once per run
+# (the file list alone takes ~10 s of forks) and OUT is a hard link to it.
 vm_initramfs()
 {
-	local out=$1 mod=$build/mod-$2 files=() f gen
+	local out=$1 kernel=$2 suites=$3 image=$build/initramfs-$2
+
+	[[ ",$suites," != *,stock-dkms,* ]] || image+=-dkms
+	(
+		flock 9
+		[ -f "$image.cpio" ] ||
+			vm_initramfs_pack "$image.cpio" "$kernel" "$suites" >"$image.log" 2>&1
+	) 9>"$image.lock" || return 1
+	ln -f "$image.cpio" "$out"
+}
+
+# vm_initramfs_pack OUT KERNEL SUITES: vm_initramfs's image
+vm_initramfs_pack()
+{
+	local out=$1 mod=$build/mod-$2 files=() f
 
 	files+=("$KNC_TOOLS/guest/lib.sh:0644:/knc/lib.sh"
 		"$KNC_BAD_ERE:0644:/knc/bad.ere" "$KNC_OK_ERE:0644:/knc/ok.ere"

@@ -62,8 +62,10 @@ pt_run()
 	shift
 	# by number: perf test DESC would leave out the subtests, whose own
 	# descriptions do not match DESC
-	pt_num=$(perf test list 2>&1 | awk -v d="$pt_desc" \
-		'{ n = $1; sub(/^ *[0-9]+: /, ""); if ($0 == d) print n }')
+	# the list once: each perf start costs ~1 s under TCG
+	[ -s /tmp/pt.list ] || perf test list >/tmp/pt.list 2>&1
+	pt_num=$(awk -v d="$pt_desc" \
+		'{ n = $1; sub(/^ *[0-9]+: /, ""); if ($0 == d) print n }' /tmp/pt.list)
 	case "$pt_num" in
 	[0-9]*:) pt_num=${pt_num%:} ;;
 	*)
