@@ -41,6 +41,7 @@
 #include <asm/apic.h>
 #include <asm/nmi.h>
 #include <asm/tlbflush.h>
+#include <asm/fpu/api.h>
 
 #define PERFCNT0	0x20
 #define PERFCNT1	0x21
@@ -53,6 +54,11 @@
 
 #define EV_DATA_READ	0x00
 #define EV_DATA_WRITE	0x01
+#define EV_READ_MISS	0x03
+#define EV_WRITE_MISS	0x04
+#define EV_CODE_READ	0x0c
+#define EV_CODE_MISS	0x0e
+#define EV_RW_MISS	0x29
 #define EV_BRANCHES	0x12
 #define EV_INSTR	0x16
 #define EV_DATA_RW	0x28
@@ -1157,6 +1163,290 @@ static void test_bp(void)
 	       "%llu mispredicted, %llu branches", v, b);
 }
 
+/*
+ * ---- Every data access counts (tools/qemu/README.md, DATA_READ) ----
+ *
+ * DATA_LOOP(name, body): enable GLOBAL_CTRL = @global, run @n
+ * iterations of (body, dec, jnz), write GLOBAL_CTRL = 0.  Only body
+ * accesses memory (through %[p]), and WRMSR none, so DATA_READ and
+ * DATA_WRITE count n times what one body does.
+ */
+#define DATA_LOOP(name, body)						\
+static noinline void name(u64 global, u64 n, void *p)			\
+{									\
+	asm volatile("mov $0x2f, %%ecx\n\t"				\
+		     "mov %k[g], %%eax\n\t"				\
+		     "xor %%edx, %%edx\n\t"				\
+		     "wrmsr\n\t"					\
+		     "mov %[n], %%r8\n"					\
+		     "1:\t" body "\n\t"					\
+		     "dec %%r8\n\t"					\
+		     "jnz 1b\n\t"					\
+		     "mov $0x2f, %%ecx\n\t"				\
+		     "xor %%eax, %%eax\n\t"				\
+		     "xor %%edx, %%edx\n\t"				\
+		     "wrmsr\n\t"					\
+		     : : [g] "r" (global), [n] "r" (n), [p] "r" (p)	\
+		     : "rax", "rbx", "rcx", "rdx", "r8", "memory", "cc");	\
+}
+
+/* LOCK ADD: an atomic read-modify-write, 1 read + 1 write */
+DATA_LOOP(run_lock_add, "lock addq $1, (%[p])")
+/* XCHG with memory (implicitly locked): 1 read + 1 write */
+DATA_LOOP(run_xchg, "xchg %%rax, (%[p])")
+/* LOCK CMPXCHG8B (a helper), equal or not: 1 read + 1 write, always */
+DATA_LOOP(run_cmpxchg8b, "lock cmpxchg8b (%[p])")
+/* LOCK CMPXCHG16B: 2 reads + 2 writes (two 8-byte pieces each way) */
+DATA_LOOP(run_cmpxchg16b, "lock cmpxchg16b (%[p])")
+/* x87 FLD m64 + FSTP m64: 1 read + 1 write */
+DATA_LOOP(run_x87, "fldl (%[p])\n\tfstpl 8(%[p])")
+/* MMX MOVQ load + store: 1 read + 1 write */
+DATA_LOOP(run_mmx, "movq (%[p]), %%mm0\n\tmovq %%mm0, 8(%[p])")
+/* SSE MOVDQU load + store, 16 bytes each: 2 reads + 2 writes */
+DATA_LOOP(run_sse, "movdqu (%[p]), %%xmm0\n\tmovdqu %%xmm0, 16(%[p])")
+/*
+ * A far return to the next instruction: 2 PUSHes (2 writes), LRETQ (a
+ * helper): RIP and CS from the stack (2 reads) and CS's descriptor from
+ * the GDT (2 four-byte reads; Linux's GDT has the accessed bits set, so
+ * no write): 4 reads + 2 writes
+ */
+DATA_LOOP(run_lret, "mov %%cs, %%eax\n\tpush %%rax\n\t"
+	  "lea 2f(%%rip), %%rax\n\tpush %%rax\n\tlretq\n2:")
+
+static void data_class(const char *name, void (*fn)(u64, u64, void *),
+		       void *p, u64 n, u64 want_r, u64 want_w)
+{
+	u64 r, w, rw;
+
+	wr(EVTSEL0, EV_DATA_READ | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_DATA_WRITE | SEL_OS | SEL_EN);
+	fn(3, n, p);
+	r = rd(PERFCNT0);
+	w = rd(PERFCNT1);
+	pmu_reset();
+	wr(EVTSEL0, EV_DATA_RW | SEL_OS | SEL_EN);
+	fn(1, n, p);
+	rw = rd(PERFCNT0);
+	pmu_reset();
+	result(name, r == n * want_r && w == n * want_w &&
+	       rw == n * (want_r + want_w),
+	       "read %llu write %llu rw %llu, want %llu %llu %llu", r, w, rw,
+	       n * want_r, n * want_w, n * (want_r + want_w));
+}
+
+static void test_data_classes(void)
+{
+	static u64 buf[8] __aligned(16);
+	const u64 n = 1000;
+
+	data_class("data-lock-add", run_lock_add, buf, n, 1, 1);
+	data_class("data-xchg", run_xchg, buf, n, 1, 1);
+	data_class("data-cmpxchg8b", run_cmpxchg8b, buf, n, 1, 1);
+	data_class("data-cmpxchg16b", run_cmpxchg16b, buf, n, 2, 2);
+	data_class("data-far-return", run_lret, buf, n, 4, 2);
+	kernel_fpu_begin();
+	buf[0] = 0x3ff0000000000000ULL;		/* 1.0 */
+	data_class("data-x87", run_x87, buf, n, 1, 1);
+	data_class("data-mmx", run_mmx, buf, n, 1, 1);
+	asm volatile("emms");
+	data_class("data-sse", run_sse, buf, n, 2, 2);
+	kernel_fpu_end();
+}
+
+/*
+ * ---- The L1 data cache (tools/qemu/README.md, DATA_READ_MISS) ----
+ *
+ * 32 KB, 8-way, 64-byte lines: 64 sets, a line's set is bits 11:6 of its
+ * (physical) address, i.e. of its page offset, so a buffer of 4 KB pages
+ * spreads evenly over the sets whatever its physical pages.
+ */
+#define L1_LINES	512			/* 32 KB */
+static u8 walk_buf[3 * L1_LINES * 64] __aligned(4096);
+#define WALK_A		walk_buf			/* 64 KB */
+#define WALK_C		(walk_buf + 2 * L1_LINES * 64)	/* 32 KB */
+
+/*
+ * Enable GLOBAL_CTRL = @global, then @passes times a walk over @lines
+ * lines of @p with stride 64 (one 8-byte load or store per line, the
+ * loop's only access), then GLOBAL_CTRL = 0: passes * lines reads or
+ * writes.
+ */
+static noinline void run_walk(u64 global, u8 *p, u64 lines, u64 passes,
+			      bool store)
+{
+	if (store)
+		asm volatile("mov $0x2f, %%ecx\n\t"
+			     "mov %k[g], %%eax\n\t"
+			     "xor %%edx, %%edx\n\t"
+			     "wrmsr\n\t"
+			     "mov %[k], %%r9\n"
+			     "1:\tmov %[p], %%r10\n\t"
+			     "mov %[n], %%r8\n"
+			     "2:\tmov %%rax, (%%r10)\n\t"
+			     "add $64, %%r10\n\t"
+			     "dec %%r8\n\t"
+			     "jnz 2b\n\t"
+			     "dec %%r9\n\t"
+			     "jnz 1b\n\t"
+			     "mov $0x2f, %%ecx\n\t"
+			     "xor %%eax, %%eax\n\t"
+			     "wrmsr\n\t"
+			     : : [g] "r" (global), [n] "r" (lines),
+			       [k] "r" (passes), [p] "r" (p)
+			     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory",
+			       "cc");
+	else
+		asm volatile("mov $0x2f, %%ecx\n\t"
+			     "mov %k[g], %%eax\n\t"
+			     "xor %%edx, %%edx\n\t"
+			     "wrmsr\n\t"
+			     "mov %[k], %%r9\n"
+			     "1:\tmov %[p], %%r10\n\t"
+			     "mov %[n], %%r8\n"
+			     "2:\tmov (%%r10), %%rax\n\t"
+			     "add $64, %%r10\n\t"
+			     "dec %%r8\n\t"
+			     "jnz 2b\n\t"
+			     "dec %%r9\n\t"
+			     "jnz 1b\n\t"
+			     "mov $0x2f, %%ecx\n\t"
+			     "xor %%eax, %%eax\n\t"
+			     "wrmsr\n\t"
+			     : : [g] "r" (global), [n] "r" (lines),
+			       [k] "r" (passes), [p] "r" (p)
+			     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory",
+			       "cc");
+}
+
+/*
+ * Counter 0 = @ev0, counter 1 = @ev1 (OS), a walk over WALK_C's 32 KB
+ * first (counted, then discarded): it fills every set with 8 lines of
+ * WALK_C, so none of WALK_A is cached.  The counters are zeroed with
+ * GLOBAL_CTRL = 0, when the cache does not run (it runs only while a
+ * counter that counts selects a cache event), then the measured walk.
+ */
+static void walk_cold(u64 ev0, u64 ev1, u64 lines, u64 passes, bool store,
+		      u64 *a, u64 *b)
+{
+	wr(EVTSEL0, ev0 | SEL_OS | SEL_EN);
+	wr(EVTSEL1, ev1 | SEL_OS | SEL_EN);
+	run_walk(3, WALK_C, L1_LINES, 1, false);
+	wr(PERFCNT0, 0);
+	wr(PERFCNT1, 0);
+	run_walk(3, WALK_A, lines, passes, store);
+	*a = rd(PERFCNT0);
+	*b = rd(PERFCNT1);
+	pmu_reset();
+}
+
+static void test_l1d(void)
+{
+	u64 a, b;
+
+	/*
+	 * 32 KB read twice: 8 lines per set, all miss the first time (512),
+	 * all hit the second (LRU keeps the 8); 1024 reads
+	 */
+	walk_cold(EV_READ_MISS, EV_DATA_READ, L1_LINES, 2, false, &a, &b);
+	result("l1d-32k-read-twice", a == 512 && b == 1024,
+	       "misses %llu reads %llu, want 512 1024", a, b);
+
+	/*
+	 * 64 KB read twice: 16 lines per set cycling through 8 ways under
+	 * LRU, each line is evicted 8 accesses of its set before its reuse:
+	 * every one of the 2 * 1024 reads misses
+	 */
+	walk_cold(EV_READ_MISS, EV_RW_MISS, 2 * L1_LINES, 2, false, &a, &b);
+	result("l1d-64k-read-twice", a == 2048 && b == 2048,
+	       "read misses %llu r/w misses %llu, want 2048 2048", a, b);
+
+	/*
+	 * 32 KB written twice, write-allocate: 512 write misses (the first
+	 * pass), no read misses
+	 */
+	walk_cold(EV_WRITE_MISS, EV_READ_MISS, L1_LINES, 2, true, &a, &b);
+	result("l1d-32k-write-twice", a == 512 && b == 0,
+	       "write misses %llu read misses %llu, want 512 0", a, b);
+
+	/*
+	 * a write brings the line in for the reads after it: 32 KB written
+	 * once then read once (two walks in a row, counted together)
+	 */
+	walk_cold(EV_RW_MISS, EV_READ_MISS, L1_LINES, 1, true, &a, &b);
+	wr(EVTSEL0, EV_RW_MISS | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_READ_MISS | SEL_OS | SEL_EN);
+	run_walk(3, WALK_A, L1_LINES, 1, false);
+	b = rd(PERFCNT1);
+	a = rd(PERFCNT0);
+	pmu_reset();
+	result("l1d-write-allocates", a == 0 && b == 0,
+	       "r/w misses %llu read misses %llu after the writes, want 0 0",
+	       a, b);
+}
+
+/*
+ * ---- The L1 code cache (tools/qemu/README.md, CODE_READ) ----
+ *
+ * With GLOBAL_CTRL already enabling the counters, zero counter 0 and
+ * run, from the next instruction: a JMP to a 64-byte aligned block of
+ * CODE_LINES lines, twice (the last line: dec, jnz back to the first),
+ * then zero GLOBAL_CTRL.  The first 6 instructions (the WRMSR of the
+ * counter included) sit in one line L0, which they have just read.
+ * Code reads: the JMP (the first instruction after a PMU MSR write),
+ * then each line of the block in each pass (the nops enter a new line
+ * every 64 bytes; the taken jnz goes back to the first line; the
+ * instructions after the loop share the last line): 1 + 2 * CODE_LINES.
+ * Code cache misses: the JMP's line L0 hits (read just before);
+ * CODE_LINES = 1024 (64 KB) is 16 lines per set, so each misses, in
+ * both passes (as the 64 KB data walk): 2 * CODE_LINES.
+ */
+#define CODE_LINES	1024
+static noinline void run_code_block(void)
+{
+	asm volatile(".balign 64\n\t"
+		     "mov $0x20, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "mov $2, %%r8d\n\t"
+		     "wrmsr\n\t"
+		     "jmp 1f\n\t"
+		     ".balign 64\n"
+		     "1:\n\t"
+		     ".rept 64 * (%c[lines] - 1)\n\tnop\n\t.endr\n\t"
+		     "dec %%r8d\n\t"
+		     "jnz 1b\n\t"
+		     "mov $0x2f, %%ecx\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "wrmsr\n\t"
+		     : : [lines] "i" (CODE_LINES)
+		     : "rax", "rcx", "rdx", "r8", "memory", "cc");
+}
+
+static void test_l1i(void)
+{
+	u64 a, b;
+
+	wr(EVTSEL0, EV_CODE_READ | SEL_OS | SEL_EN);
+	wr(EVTSEL1, EV_CODE_MISS | SEL_OS | SEL_EN);
+	wr(GLOBAL_CTRL, 3);
+	run_code_block();	/* zeroes counter 0 only: 1 sets the scene */
+	wr(GLOBAL_CTRL, 3);
+	wr(PERFCNT1, 0);
+	run_code_block();
+	a = rd(PERFCNT0);
+	b = rd(PERFCNT1);
+	pmu_reset();
+	/*
+	 * counter 1 counted from its zeroing WRMSR: the instructions between
+	 * it and run_code_block()'s own WRMSR read a few lines of their own
+	 * (C code, not hand-countable): bounded by 16
+	 */
+	result("l1i-64k-code-twice", a == 1 + 2 * CODE_LINES &&
+	       b >= 2 * CODE_LINES && b <= 2 * CODE_LINES + 16,
+	       "code reads %llu want %d, misses %llu want %d..%d", a,
+	       1 + 2 * CODE_LINES, b, 2 * CODE_LINES, 2 * CODE_LINES + 16);
+}
+
 /* SPFLT in ring 0: USER_PREF = bit 0 of the operand, enable bits kept */
 static bool test_spflt_cpl0(void)
 {
@@ -1233,6 +1523,9 @@ static void run_all(void)
 	test_rep();
 	test_rep_pmi();
 	test_bp();
+	test_data_classes();
+	test_l1d();
+	test_l1i();
 	if (test_spflt_cpl0())
 		test_spflt_region_kernel();
 	pmu_reset();
