@@ -2,10 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # The model's speed: guest instructions per host CPU second, with no
-# counter, with INSTRUCTIONS_EXECUTED, CPU_CLK_UNHALTED or
-# BRANCHES_MISPREDICTED selected, for each QEMU given.
+# counter, with INSTRUCTIONS_EXECUTED, CPU_CLK_UNHALTED,
+# BRANCHES_MISPREDICTED, DATA_READ, DATA_READ_MISS or CODE_READ
+# selected, for each QEMU given.
 #
 #	tools/qemu/speed.sh [-r ROUNDS] NAME=QEMU_BINARY...
+#
+# KNC_SPEED_EVENTS="none dread rmiss" picks events (default all: none
+# insn cycles mispred dread rmiss cread; dread = DATA_READ: 2 per
+# iteration, the load and the RET; rmiss = DATA_READ_MISS: a few in
+# all, the loop's data stay in two lines; cread = CODE_READ: a few per
+# iteration, where the CALL, the RET and the loop cross lines).
 #
 # The guest is a bare multiboot program (no kernel, no firmware beyond
 # SeaBIOS): it writes EVTSEL0 (the event, OS, EN) and GLOBAL_CTRL = 1,
@@ -103,8 +110,13 @@ stack_top:
 EOF
 
 # EN (bit 22) | OS (bit 17) | event
-declare -A sel=([none]=0 [insn]=$((0x420016)) [cycles]=$((0x42002a)) [mispred]=$((0x42002b)))
-events=(none insn cycles mispred)
+declare -A sel=([none]=0 [insn]=$((0x420016)) [cycles]=$((0x42002a)) [mispred]=$((0x42002b))
+	[dread]=$((0x420000)) [rmiss]=$((0x420003)) [cread]=$((0x42000c)))
+# KNC_SPEED_EVENTS: a subset, e.g. "none dread rmiss"
+read -r -a events <<<"${KNC_SPEED_EVENTS:-none insn cycles mispred dread rmiss cread}"
+for ev in "${events[@]}"; do
+	[ -n "${sel[$ev]:-}" ] || { echo "$0: unknown event $ev" >&2; exit 2; }
+done
 for ev in "${events[@]}"; do
 	for it in $small $big; do
 		as --32 --defsym EVTSEL0="${sel[$ev]}" --defsym ITER="$it" \
