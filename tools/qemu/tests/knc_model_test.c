@@ -1213,6 +1213,15 @@ DATA_LOOP(run_sse, "movdqu (%[p]), %%xmm0\n\tmovdqu %%xmm0, 16(%[p])")
 DATA_LOOP(run_lret, "mov %%cs, %%eax\n\tpush %%rax\n\t"
 	  "lea 2f(%%rip), %%rax\n\tpush %%rax\n\tlretq\n2:")
 
+/*
+ * FXSAVE64 (a helper) in 64-bit ring 0 with CR4.OSFXSR (and EFER.FFXSR
+ * off, as Linux leaves it): FCW, FSW, FTW (3 two-byte writes), FIP and
+ * FDP (2 x 8), the 8 x87 registers (8 + 2 bytes each: 16), MXCSR and
+ * MXCSR_MASK (2 x 4), the 16 XMM registers (2 x 8 each: 32): 55 writes,
+ * no read
+ */
+DATA_LOOP(run_fxsave, "fxsave64 (%[p])")
+
 static void data_class(const char *name, void (*fn)(u64, u64, void *),
 		       void *p, u64 n, u64 want_r, u64 want_w)
 {
@@ -1237,6 +1246,7 @@ static void data_class(const char *name, void (*fn)(u64, u64, void *),
 static void test_data_classes(void)
 {
 	static u64 buf[8] __aligned(16);
+	static u8 fx_buf[512] __aligned(64);
 	const u64 n = 1000;
 
 	data_class("data-lock-add", run_lock_add, buf, n, 1, 1);
@@ -1250,6 +1260,7 @@ static void test_data_classes(void)
 	data_class("data-mmx", run_mmx, buf, n, 1, 1);
 	asm volatile("emms");
 	data_class("data-sse", run_sse, buf, n, 2, 2);
+	data_class("data-fxsave", run_fxsave, fx_buf, n, 0, 55);
 	kernel_fpu_end();
 }
 
