@@ -10,8 +10,9 @@
  *  - on one side loads a word of a 64 KiB buffer, on the other
  *    multiplies (a slow instruction class of the model's timing rule);
  *  - stores a word to the buffer, then moves on by 64 bytes: a new
- *    cache line each iteration, over a buffer twice the 32 KiB L1 data
- *    cache, so the buffer's loads and stores miss once it was walked.
+ *    cache line each iteration (an aligned word never spans two), over
+ *    a buffer twice the 32 KiB L1 data cache, so the buffer's loads and
+ *    stores miss once it was walked.
  *
  *	mix [N]
  */
@@ -22,7 +23,7 @@
 #define MIX_LINE_WORDS	(64 / sizeof(uint64_t))
 #define MIX_BUF_WORDS	(MIX_BUF_BYTES / sizeof(uint64_t))
 
-static uint64_t mix_buf[MIX_BUF_WORDS] __attribute__((aligned(64)));
+static uint64_t mix_buf[MIX_BUF_WORDS];
 
 int main(int argc, char **argv)
 {

@@ -1278,43 +1278,55 @@ static u8 walk_buf[3 * L1_LINES * 64] __aligned(4096);
 
 /*
  * Enable GLOBAL_CTRL = @global, then @passes times a walk over @lines
- * lines of @p with stride 64 (one 8-byte load or store per line, the
+ * cache lines from @p with stride 64 (one 8-byte load or store per line, the
  * loop's only access), then GLOBAL_CTRL = 0: passes * lines reads or
  * writes.
  */
-/*
- * GLOBAL_CTRL = @global, @passes passes of @lines accesses at a stride of
- * 64 bytes from @start, GLOBAL_CTRL = 0; @access is the one instruction of
- * the inner loop
- */
-#define WALK_ASM(access, global, lines, passes, start)				\
-	asm volatile("mov $0x2f, %%ecx\n\t"				\
-		     "mov %k[g], %%eax\n\t"				\
-		     "xor %%edx, %%edx\n\t"				\
-		     "wrmsr\n\t"					\
-		     "mov %[k], %%r9\n"				\
-		     "1:\tmov %[p], %%r10\n\t"			\
-		     "mov %[n], %%r8\n"				\
-		     "2:\t" access "\n\t"				\
-		     "add $64, %%r10\n\t"				\
-		     "dec %%r8\n\t"					\
-		     "jnz 2b\n\t"					\
-		     "dec %%r9\n\t"					\
-		     "jnz 1b\n\t"					\
-		     "mov $0x2f, %%ecx\n\t"				\
-		     "xor %%eax, %%eax\n\t"				\
-		     "wrmsr\n\t"					\
-		     : : [g] "r" (global), [n] "r" (lines), [k] "r" (passes),	\
-		       [p] "r" (start)					\
-		     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc")
-
 static noinline void run_walk(u64 global, u8 *p, u64 lines, u64 passes,
 			      bool store)
 {
 	if (store)
-		WALK_ASM("mov %%rax, (%%r10)", global, lines, passes, p);
+		asm volatile("mov $0x2f, %%ecx\n\t"
+			     "mov %k[g], %%eax\n\t"
+			     "xor %%edx, %%edx\n\t"
+			     "wrmsr\n\t"
+			     "mov %[k], %%r9\n"
+			     "1:\tmov %[p], %%r10\n\t"
+			     "mov %[n], %%r8\n"
+			     "2:\tmov %%rax, (%%r10)\n\t"
+			     "add $64, %%r10\n\t"
+			     "dec %%r8\n\t"
+			     "jnz 2b\n\t"
+			     "dec %%r9\n\t"
+			     "jnz 1b\n\t"
+			     "mov $0x2f, %%ecx\n\t"
+			     "xor %%eax, %%eax\n\t"
+			     "wrmsr\n\t"
+			     : : [g] "r" (global), [n] "r" (lines),
+			       [k] "r" (passes), [p] "r" (p)
+			     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory",
+			       "cc");
 	else
-		WALK_ASM("mov (%%r10), %%rax", global, lines, passes, p);
+		asm volatile("mov $0x2f, %%ecx\n\t"
+			     "mov %k[g], %%eax\n\t"
+			     "xor %%edx, %%edx\n\t"
+			     "wrmsr\n\t"
+			     "mov %[k], %%r9\n"
+			     "1:\tmov %[p], %%r10\n\t"
+			     "mov %[n], %%r8\n"
+			     "2:\tmov (%%r10), %%rax\n\t"
+			     "add $64, %%r10\n\t"
+			     "dec %%r8\n\t"
+			     "jnz 2b\n\t"
+			     "dec %%r9\n\t"
+			     "jnz 1b\n\t"
+			     "mov $0x2f, %%ecx\n\t"
+			     "xor %%eax, %%eax\n\t"
+			     "wrmsr\n\t"
+			     : : [g] "r" (global), [n] "r" (lines),
+			       [k] "r" (passes), [p] "r" (p)
+			     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory",
+			       "cc");
 }
 
 /*
