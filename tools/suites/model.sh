@@ -8,7 +8,7 @@
 
 # knc_model_test.ko's checks on 2 vCPUs (the per-thread and two-vCPU
 # progress tests and init-keeps-accounting included)
-MODEL_KMOD_CHECKS=132
+MODEL_KMOD_CHECKS=136
 MODEL_USER_CHECKS=13
 
 # model_kmod [ARGS]: load the module on CPU 0, print its verdicts

@@ -1396,6 +1396,74 @@ static void test_l1d(void)
 }
 
 /*
+ * CMPXCHG8B/16B set ZF and leave CF, PF, AF, SF and OF alone.  QEMU runs
+ * them in helpers that compute EFLAGS from env->cc_op, which the
+ * translator keeps lazily: without patch 0018 they saw a stale one.  So
+ * each follows an ADD in the translation block a POPF ended the previous
+ * one with (POPF leaves "the flags are CC_SRC" behind, and the ADD puts
+ * its operand, 0x4bbc000, in CC_SRC): the stale state made EFLAGS
+ * 0x4bbc040 and more, and a Debian 6.12 guest died of a double fault
+ * after SLUB's this_cpu_cmpxchg16b restored such flags.  0 + 0x4bbc000 has
+ * no carry and a zero low byte: PF, and ZF from the matching compare.
+ */
+#define CMPXCHG_ARITH	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | \
+			 X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_OF)
+#define CMPXCHG_WANT	(X86_EFLAGS_PF | X86_EFLAGS_ZF)
+
+static bool cmpxchg_flags_ok(const char *name, unsigned long before,
+			     unsigned long after)
+{
+	bool ok = (after & ~CMPXCHG_ARITH) == (before & ~CMPXCHG_ARITH) &&
+		  (after & CMPXCHG_ARITH) == CMPXCHG_WANT;
+
+	result(name, ok, "EFLAGS %#lx before, %#lx after", before, after);
+	return ok;
+}
+
+static u64 cmpxchg_m16[2] __aligned(16);
+static u64 cmpxchg_m8 __aligned(8);
+
+static void test_cmpxchg_flags(void)
+{
+	unsigned long before, after;
+
+	cmpxchg_m16[0] = 0x1234;
+	cmpxchg_m16[1] = 0x4bbc000;
+	asm volatile("pushf\n\t"
+		     "pop %[before]\n\t"
+		     "push %[before]\n\t"
+		     "popf\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "mov $0x4bbc000, %%rcx\n\t"
+		     "add %%rcx, %%rdx\n\t"
+		     "cmpxchg16b %[m]\n\t"
+		     "pushf\n\t"
+		     "pop %[after]\n\t"
+		     : [before] "=&r" (before), [after] "=&r" (after),
+		       [m] "+m" (cmpxchg_m16)
+		     : "a" (0x1234UL)
+		     : "rbx", "rcx", "rdx", "cc", "memory");
+	cmpxchg_flags_ok("cmpxchg16b-keeps-flags", before, after);
+
+	cmpxchg_m8 = 0x4bbc000ULL << 32 | 0x1234;
+	asm volatile("pushf\n\t"
+		     "pop %[before]\n\t"
+		     "push %[before]\n\t"
+		     "popf\n\t"
+		     "xor %%edx, %%edx\n\t"
+		     "mov $0x4bbc000, %%ecx\n\t"
+		     "add %%ecx, %%edx\n\t"
+		     "cmpxchg8b %[m]\n\t"
+		     "pushf\n\t"
+		     "pop %[after]\n\t"
+		     : [before] "=&r" (before), [after] "=&r" (after),
+		       [m] "+m" (cmpxchg_m8)
+		     : "a" (0x1234UL)
+		     : "rbx", "rcx", "rdx", "cc", "memory");
+	cmpxchg_flags_ok("cmpxchg8b-keeps-flags", before, after);
+}
+
+/*
  * ---- The L1 code cache (tools/qemu/README.md, CODE_READ) ----
  *
  * With GLOBAL_CTRL already enabling the counters, zero counter 0 and
@@ -1537,6 +1605,7 @@ static void run_all(void)
 	test_data_classes();
 	test_l1d();
 	test_l1i();
+	test_cmpxchg_flags();
 	if (test_spflt_cpl0())
 		test_spflt_region_kernel();
 	pmu_reset();
