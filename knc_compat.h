@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Every kernel-version difference knc-perf cares about, in one place.
- * Supported: 6.1 through 6.12 as shipped by Debian 12, with the 6.16 MSR
- * accessor rename already handled.
+ * Built and tested on Debian's 6.1 and 6.12 and on the newest 7.x source
+ * in Debian's archive (Documentation/knc-pmu.rst, "Kernels").
  */
 #ifndef KNC_COMPAT_H
 #define KNC_COMPAT_H
 
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
+#include <linux/err.h>
 #include <linux/perf_event.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <asm/hardirq.h>
 #include <asm/msr.h>
 
 /*
@@ -29,19 +33,6 @@
 #endif
 
 /*
- * Before 6.2 all hardware PMUs shared one task context slot, and a second
- * PMU registering with perf_hw_context (which includes this module loaded
- * a second time) is demoted with a WARN unless it claims to be one of
- * several PMUs of a heterogeneous system.  From 6.2 each PMU has its own
- * context and the flag is gone.
- */
-#ifdef PERF_PMU_CAP_HETEROGENEOUS_CPUS
-#define KNC_PMU_COMPAT_CAPS		PERF_PMU_CAP_HETEROGENEOUS_CPUS
-#else
-#define KNC_PMU_COMPAT_CAPS		0
-#endif
-
-/*
  * Before 6.2 a task's hardware context is created by the first PMU that
  * opens an event on the task, and stays with the task, pointing at that
  * PMU, until it exits; events pin the module, contexts do not.  A context
@@ -57,8 +48,8 @@
 #endif
 
 /*
- * Kbuild probes the headers for the next three (KNC_HAVE_* in Kbuild),
- * as none of these changes left a macro behind to test for.
+ * Kbuild probes the headers for the rest (KNC_HAVE_* in Kbuild), as none
+ * of these changes left a macro behind to test for.
  *
  * 6.9 gave the deferred disable its own irq_work; before, pending_irq did
  * it.  This is what the core's perf_event_disable_inatomic() does, which
@@ -88,25 +79,58 @@ static inline struct fasync_struct **perf_event_fasync(struct perf_event *event)
 #endif
 
 /*
- * 6.2 gave each (task, PMU) pair its own perf_event_pmu_context, which
- * holds the PMU's per-task data and is what swap_task_ctx() swaps.  On
- * 6.1 both belong to the task's perf_hw_context, shared by every hardware
- * PMU, so the data is knc's only when that context is knc's.
+ * The per-task data the perf core allocates for knc (pmu->task_ctx_cache)
+ * of the task whose context @event is in now.  Where the core keeps it:
+ *
+ *  - from 6.15 in the task, task_struct::perf_ctx_data (include/linux/
+ *    sched.h), one object per task whichever PMU asked for it first: the
+ *    ctx_cache test keeps another PMU's data out.  A context swap between
+ *    clones (perf_event_context_sched_out()) moves the context to the
+ *    other task by rewriting ctx->task before its pmu_enable();
+ *    TASK_TOMBSTONE, (void *)-1 in kernel/events/core.c, marks a context
+ *    whose task has exited.
+ *  - 6.2 to 6.14 in the (task, PMU) context, perf_event_pmu_context::
+ *    task_ctx_data, which the same swap exchanges with the other
+ *    context's before its pmu_enable().
+ *  - 6.1 in the task's hardware context, shared by every hardware PMU:
+ *    knc's only when that context is knc's.  knc takes no task events
+ *    there (KNC_TASK_CTX_NR), so this never finds any.
+ *
+ * NULL for an event not (yet) in a context.  Called on the event's CPU
+ * with interrupts off, which is an RCU-sched read side: the core frees
+ * the data only after an RCU grace period.
  */
-#ifdef KNC_HAVE_PMU_CONTEXT
-#define knc_task_ctx perf_event_pmu_context
-
-static inline struct knc_task_ctx *knc_event_task_ctx(struct perf_event *event)
+static inline void *knc_event_task_data(struct perf_event *event)
 {
-	return event->pmu_ctx;
-}
+#if defined(KNC_HAVE_PERF_CTX_DATA)
+	struct task_struct *task = event->ctx ? READ_ONCE(event->ctx->task) : NULL;
+	struct perf_ctx_data *cd;
+
+	if (IS_ERR_OR_NULL(task))
+		return NULL;
+	cd = rcu_dereference_sched(task->perf_ctx_data);
+	return cd && cd->ctx_cache == event->pmu->task_ctx_cache ? cd->data : NULL;
+#elif defined(KNC_HAVE_PMU_CONTEXT)
+	return event->pmu_ctx ? event->pmu_ctx->task_ctx_data : NULL;
 #else
-#define knc_task_ctx perf_event_context
+	struct perf_event_context *ctx = event->ctx;
 
-static inline struct knc_task_ctx *knc_event_task_ctx(struct perf_event *event)
-{
-	return event->ctx && event->ctx->pmu == event->pmu ? event->ctx : NULL;
+	return ctx && ctx->pmu == event->pmu ? ctx->task_ctx_data : NULL;
+#endif
 }
+
+/*
+ * This CPU's local timer interrupts, and the count of performance
+ * interrupts /proc/interrupts shows (PMI), in x86's exported irq_stat: 7.x
+ * keeps them in an array indexed by enum irq_stat_counts (7.3's
+ * arch/x86/include/asm/hardirq.h), earlier kernels in a field.
+ */
+#ifdef KNC_HAVE_IRQ_STAT_COUNTS
+#define knc_apic_timer_irqs()	this_cpu_read(irq_stat.counts[IRQ_COUNT_APIC_TIMER])
+#define knc_count_pmi()		inc_irq_stat(APIC_PERF)
+#else
+#define knc_apic_timer_irqs()	this_cpu_read(irq_stat.apic_timer_irqs)
+#define knc_count_pmi()		inc_irq_stat(apic_perf_irqs)
 #endif
 
 /* 6.7 dropped leave_mm()'s cpu argument; it always meant this CPU. */
@@ -128,6 +152,25 @@ static inline void knc_hrtimer_setup(struct hrtimer *timer,
 	timer->function = fn;
 #endif
 }
+
+#ifdef KNC_PMU_KUNIT
+#include <linux/mmap_lock.h>
+
+/*
+ * The lock of a bare mm_struct a KUnit case builds: 7.x dropped
+ * mmap_init_lock(), and mm_alloc(), which would do it, is not exported
+ * before 7.x.
+ */
+static inline void knc_mm_init_lock(struct mm_struct *mm)
+{
+#ifdef KNC_HAVE_MMAP_INIT_LOCK
+	mmap_init_lock(mm);
+#else
+	init_rwsem(&mm->mmap_lock);
+	mm_lock_seqcount_init(mm);
+#endif
+}
+#endif
 
 /*
  * The KUnit build provokes the stuck-status warning on purpose; it counts

@@ -305,7 +305,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		knc_pmu_enable(&knc_pmu);
 
 	knc_pmi_account(cpuc, start);
-	inc_irq_stat(apic_perf_irqs);
+	knc_count_pmi();
 	return NMI_HANDLED;
 }
 

@@ -252,11 +252,16 @@ void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 	}
 }
 
-/* SPFLT_CONTROL first, so nothing counts ungated once GLOBAL_CTRL is on. */
+/*
+ * SPFLT_CONTROL first, so nothing counts ungated once GLOBAL_CTRL is on;
+ * the preference's owner is settled while still disabled, where no PMI
+ * calls this again.
+ */
 void knc_pmu_enable(struct pmu *pmu)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 
+	knc_spflt_follow_task(cpuc);
 	cpuc->enabled = true;
 	knc_spflt_sync(cpuc);
 	knc_ctrl_sync(cpuc);
@@ -581,7 +586,6 @@ int knc_pmu_event_init(struct perf_event *event)
 struct pmu knc_pmu = {
 	.module		= THIS_MODULE,
 	.task_ctx_nr	= KNC_TASK_CTX_NR,
-	.capabilities	= KNC_PMU_COMPAT_CAPS,
 	.attr_groups	= knc_attr_groups,
 	.event_init	= knc_pmu_event_init,
 	.add		= knc_pmu_add,
@@ -594,7 +598,6 @@ struct pmu knc_pmu = {
 	.event_idx	= knc_event_idx,
 	.event_mapped	= knc_event_mapped,
 	.event_unmapped	= knc_event_unmapped,
-	.swap_task_ctx	= knc_swap_task_ctx,
 };
 
 /*
@@ -825,7 +828,7 @@ static const struct x86_cpu_id knc_cpu_ids[] = {
 MODULE_DEVICE_TABLE(x86cpu, knc_cpu_ids);
 
 MODULE_DESCRIPTION("perf driver for the Intel Xeon Phi (Knights Corner) core PMU: PMU \"knc\" in /sys/bus/event_source/devices");
-MODULE_INFO(kernels, "6.1 to 6.12 (Debian 12); before 6.2 CPU-wide events only");
+MODULE_INFO(kernels, "6.1, 6.12 and 7.x; before 6.2 CPU-wide events only");
 MODULE_VERSION("0.9.0");	/* dkms.conf's PACKAGE_VERSION */
 MODULE_LICENSE("GPL");
 #endif

@@ -20,7 +20,6 @@
 #include <asm/hardirq.h>
 #include <asm/perf_event.h>
 #include <asm/processor.h>
-#include <asm/tlbflush.h>
 
 #include "knc_compat.h"
 
@@ -144,6 +143,7 @@ struct knc_cpu_hw {
 
 	u32			spflt_enables;	/* counters of spflt events */
 	u32			pref_holders;	/* task events with a saved pref */
+	struct knc_task_data	*pref_td;	/* whose pref, while holders */
 	bool			spflt_pref;	/* USER_PREF, if spflt_pref_known */
 	bool			spflt_pref_known;
 	bool			spflt_dirty;	/* SPFLT_CONTROL needs a write */
@@ -165,8 +165,6 @@ u32 knc_hw_lvtpc_read(void);
 void knc_hw_lvtpc_write(u32 val);
 u64 knc_hw_clock(void);
 unsigned int knc_hw_tick_seq(void);
-void knc_hw_set_pce(bool on);
-unsigned int knc_hw_pmc_width(void);
 #else
 static __always_inline u64 knc_hw_read(u32 msr)
 {
@@ -213,38 +211,9 @@ static __always_inline u64 knc_hw_clock(void)
  */
 static __always_inline unsigned int knc_hw_tick_seq(void)
 {
-	return this_cpu_read(irq_stat.apic_timer_irqs);
-}
-
-/* CR4.PCE: whether RDPMC works outside ring 0 on this CPU. */
-static inline void knc_hw_set_pce(bool on)
-{
-	if (on)
-		cr4_update_irqsoff(X86_CR4_PCE, 0);
-	else
-		cr4_update_irqsoff(0, X86_CR4_PCE);
-}
-
-/*
- * The counter width the kernel publishes as the mmap page's pmc_width.
- * x86 takes it from its core PMU (arch_perf_update_userpage()), so it is
- * 40 only where that PMU is upstream's KNC driver, and 0 without one.
- */
-static inline unsigned int knc_hw_pmc_width(void)
-{
-	struct x86_pmu_capability cap;
-
-	perf_get_x86_pmu_capability(&cap);
-	return cap.bit_width_gp;
+	return knc_apic_timer_irqs();
 }
 #endif
-
-/*
- * x86's own RDPMC policy, /sys/devices/cpu/rdpmc: 0 never, 1 for tasks
- * that map an event (the default), 2 always; -1 without an x86 core PMU.
- * Sleeps.  knc_ring3.c, or the fake.
- */
-int knc_hw_x86_rdpmc(void);
 
 /* knc_pmu.c */
 extern struct pmu knc_pmu;
@@ -284,11 +253,10 @@ void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event);
 void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event);
 void knc_spflt_sync(struct knc_cpu_hw *cpuc);
 void knc_spflt_reset(struct knc_cpu_hw *cpuc);
-void knc_swap_task_ctx(struct knc_task_ctx *prev, struct knc_task_ctx *next);
+void knc_spflt_follow_task(struct knc_cpu_hw *cpuc);
 int knc_event_idx(struct perf_event *event);
 void knc_event_mapped(struct perf_event *event, struct mm_struct *mm);
 void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm);
-void knc_rdpmc_probe(void);
 void knc_x86_dirty_flush(void);
 int knc_ring3_init(void);
 void knc_ring3_exit(void);

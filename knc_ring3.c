@@ -39,12 +39,9 @@
  */
 static struct knc_task_data *knc_task_data(struct perf_event *event)
 {
-	struct knc_task_ctx *tctx;
-
 	if (!(event->attach_state & PERF_ATTACH_TASK))
 		return NULL;
-	tctx = knc_event_task_ctx(event);
-	return tctx ? tctx->task_ctx_data : NULL;
+	return knc_event_task_data(event);
 }
 
 static void knc_spflt_fetch_pref(struct knc_cpu_hw *cpuc)
@@ -79,6 +76,7 @@ void knc_spflt_reset(struct knc_cpu_hw *cpuc)
 {
 	cpuc->spflt_enables = 0;
 	cpuc->pref_holders = 0;
+	cpuc->pref_td = NULL;
 	cpuc->spflt_pref = false;
 	cpuc->spflt_pref_known = false;
 	cpuc->spflt_dirty = false;
@@ -104,6 +102,7 @@ void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event)
 	if (td) {
 		hwc->flags |= KNC_EVENT_FLAG_PREF_HELD;
 		if (!cpuc->pref_holders++) {
+			cpuc->pref_td = td;
 			cpuc->spflt_pref = td->user_pref;
 			cpuc->spflt_pref_known = true;
 			cpuc->spflt_dirty = true;
@@ -129,11 +128,10 @@ void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event)
 	if (hwc->flags & KNC_EVENT_FLAG_PREF_HELD) {
 		hwc->flags &= ~KNC_EVENT_FLAG_PREF_HELD;
 		if (!WARN_ON_ONCE(!cpuc->pref_holders) && !--cpuc->pref_holders) {
-			struct knc_task_data *td = knc_task_data(event);
-
 			knc_spflt_fetch_pref(cpuc);
-			if (td)
-				td->user_pref = cpuc->spflt_pref;
+			if (cpuc->pref_td)
+				cpuc->pref_td->user_pref = cpuc->spflt_pref;
+			cpuc->pref_td = NULL;
 			cpuc->spflt_pref = false;
 			cpuc->spflt_dirty = true;
 		}
@@ -150,46 +148,51 @@ void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event)
  * The perf core switches between two tasks whose contexts are clones
  * (inherited events, same parent) by swapping the contexts, without
  * del() or add(): the events stay on the counters and count for the next
- * task from now on.  The preference must follow the tasks, not the
- * events: save the live one for the task leaving, load the arriving
- * task's, and swap the data as the core would have.  The core calls this
- * inside a pmu_disable() bracket, so the write waits for pmu_enable().
+ * task from then on (perf_event_context_sched_out()).  The preference
+ * must follow the tasks, not the events.  The swap happens inside a
+ * pmu_disable() bracket and moves the task data with the context before
+ * the bracket ends (knc_event_task_data()), so pmu_enable() finds the
+ * holders' data changed: save the live preference for the task that
+ * left, and load the arriving task's.  Nothing to do, and no register
+ * access, while no task event of this CPU has knc data.
  */
-void knc_swap_task_ctx(struct knc_task_ctx *prev, struct knc_task_ctx *next)
+void knc_spflt_follow_task(struct knc_cpu_hw *cpuc)
 {
-	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
-	struct knc_task_data *prev_td = prev->task_ctx_data;
-	struct knc_task_data *next_td = next->task_ctx_data;
+	struct knc_task_data *td = NULL;
+	int idx;
 
-	if (cpuc->pref_holders && prev_td && next_td) {
-		knc_spflt_fetch_pref(cpuc);
-		prev_td->user_pref = cpuc->spflt_pref;
-		cpuc->spflt_pref = next_td->user_pref;
-		cpuc->spflt_dirty = true;
+	if (!cpuc->pref_holders)
+		return;
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+		struct perf_event *event = cpuc->events[idx];
+
+		if (event && (event->hw.flags & KNC_EVENT_FLAG_PREF_HELD)) {
+			td = knc_task_data(event);
+			break;
+		}
 	}
-	if (cpuc->enabled)
-		knc_spflt_sync(cpuc);
-	swap(prev->task_ctx_data, next->task_ctx_data);
+	if (td == cpuc->pref_td)
+		return;
+	knc_spflt_fetch_pref(cpuc);
+	if (cpuc->pref_td)
+		cpuc->pref_td->user_pref = cpuc->spflt_pref;
+	cpuc->pref_td = td;
+	cpuc->spflt_pref = td && td->user_pref;
+	cpuc->spflt_dirty = true;
 }
 
 /*
  * RDPMC from ring 3.  knc_rdpmc is the sysfs knob with the x86 PMU's
  * meaning for 0 and 1; 2 ("always") needs the x86 core's switch_mm key,
- * which a module cannot set.  It reads 0 where the kernel would publish a
- * wrong pmc_width, since a reader would then compute wrong counts.
+ * which a module cannot set.  x86's own knob, where the kernel has an x86
+ * core PMU, still rules CR4.PCE (Documentation/knc-pmu.rst).
  */
 static unsigned int knc_rdpmc = 1;
-static bool knc_rdpmc_possible;
-
-static bool knc_rdpmc_offered(void)
-{
-	return knc_rdpmc_possible && READ_ONCE(knc_rdpmc);
-}
 
 static ssize_t rdpmc_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
 {
-	return sysfs_emit(buf, "%u\n", knc_rdpmc_offered());
+	return sysfs_emit(buf, "%u\n", READ_ONCE(knc_rdpmc));
 }
 
 static ssize_t rdpmc_store(struct device *dev, struct device_attribute *attr,
@@ -205,11 +208,6 @@ static ssize_t rdpmc_store(struct device *dev, struct device_attribute *attr,
 		return -EINVAL;
 	if (val == 2) {
 		pr_info_ratelimited("rdpmc=2 (always) needs the x86 core PMU's switch-time key, which a module cannot set; on a kernel with the x86 core PMU use /sys/devices/cpu/rdpmc\n");
-		return -EOPNOTSUPP;
-	}
-	if (val && !knc_rdpmc_possible) {
-		pr_info_ratelimited("rdpmc: this kernel publishes pmc_width %u, not %u, so user-space RDPMC would misread; read() only\n",
-				    knc_hw_pmc_width(), KNC_COUNTER_BITS);
 		return -EOPNOTSUPP;
 	}
 	WRITE_ONCE(knc_rdpmc, val);
@@ -241,88 +239,47 @@ int knc_event_idx(struct perf_event *event)
 	return hwc->idx + 1;
 }
 
-#ifndef KNC_PMU_KUNIT
 /*
- * No export reaches x86's knob, but it is an attribute of the "cpu" PMU's
- * device, on the bus knc's own PMU device sits on: ask its show().  A
- * "cpu" PMU whose knob cannot be read is taken to say never.
+ * CR4.PCE, which lets ring 3 execute RDPMC, is x86's to set: switch_mm()
+ * recomputes it whenever a CPU loads a different mm, from x86's knob and
+ * the mm's perf_rdpmc_allowed (cr4_update_pce_mm(), arch/x86/mm/tlb.c),
+ * and nothing a module may call sets it otherwise (7.x exports
+ * cr4_update_irqsoff() to KVM alone).  So knc changes the mm's count, as
+ * x86's own event_mapped() does, and then makes every CPU that has @mm
+ * loaded load another one: a kworker there is a lazy user of @mm, and
+ * leave_mm() switches it to init_mm.  A task of @mm that runs on that
+ * CPU afterwards, the one that mapped included, comes back through
+ * switch_mm() and gets CR4.PCE by the new count; a CPU that never had
+ * @mm does so anyway.  The caller waits, so RDPMC works, or faults
+ * again, from the moment mmap() or munmap() returns.  A CPU kept from
+ * running its kworker by a real-time task delays that return.
  */
-int knc_hw_x86_rdpmc(void)
+static DEFINE_PER_CPU(struct work_struct, knc_pce_work);
+
+static void knc_pce_work_fn(struct work_struct *work)
 {
-	const struct attribute_group **grp;
-	struct attribute **attr;
-	struct device *dev;
-	char *buf;
-	int val = 0;
-
-	if (!knc_pmu.dev)
-		return -1;
-	dev = bus_find_device_by_name(knc_pmu.dev->bus, NULL, "cpu");
-	if (!dev)
-		return -1;
-	buf = (char *)get_zeroed_page(GFP_KERNEL);	/* what show() expects */
-	for (grp = dev->groups; buf && grp && *grp; grp++) {
-		for (attr = (*grp)->attrs; attr && *attr; attr++) {
-			struct device_attribute *da =
-				container_of(*attr, struct device_attribute, attr);
-
-			if (strcmp((*attr)->name, "rdpmc") || !da->show)
-				continue;
-			if (da->show(dev, da, buf) <= 0 || kstrtoint(buf, 0, &val))
-				val = 0;
-			goto out;
-		}
-	}
-out:
-	free_page((unsigned long)buf);
-	put_device(dev);
-	return val;
-}
-#endif
-
-/*
- * What x86's switch_mm() makes of CR4.PCE for an mm (cr4_update_pce_mm()):
- * its knob at 0 forbids RDPMC everywhere, at 2 allows it everywhere, and
- * otherwise the mm's perf_rdpmc_allowed decides.
- */
-static bool knc_pce_wanted(int x86_rdpmc, struct mm_struct *mm)
-{
-	if (x86_rdpmc == 0)
-		return false;
-	if (x86_rdpmc == 2)
-		return true;
-	return atomic_read(&mm->context.perf_rdpmc_allowed);
+	knc_leave_mm();
 }
 
-struct knc_pce_update {
-	struct mm_struct	*mm;
-	int			x86_rdpmc;
-};
-
-static void knc_update_pce(void *arg)
+static void knc_pce_resync(struct mm_struct *mm)
 {
-	const struct knc_pce_update *u = arg;
+	unsigned int cpu;
 
-	if (current->active_mm == u->mm)
-		knc_hw_set_pce(knc_pce_wanted(u->x86_rdpmc, u->mm));
-}
-
-/*
- * CR4.PCE follows mm->context.perf_rdpmc_allowed under x86's policy, as
- * switch_mm() applies it whenever a CPU changes mm; this catches up the
- * CPUs that run @mm right now.
- */
-static void knc_update_pce_mm(struct mm_struct *mm)
-{
-	struct knc_pce_update u = { .mm = mm, .x86_rdpmc = knc_hw_x86_rdpmc() };
-
-	on_each_cpu_mask(mm_cpumask(mm), knc_update_pce, &u, 1);
+	/*
+	 * No cpus_read_lock(): event_init may run in a hotplug callback.
+	 * A work queued on a CPU that went offline runs unbound, where
+	 * leave_mm() is as harmless.
+	 */
+	for_each_cpu(cpu, mm_cpumask(mm))
+		queue_work_on(cpu, system_highpri_wq, per_cpu_ptr(&knc_pce_work, cpu));
+	for_each_possible_cpu(cpu)
+		flush_work(per_cpu_ptr(&knc_pce_work, cpu));
 }
 
 /*
  * Both run with mmap_lock held (perf_mmap(), the VMA close), for writing
  * when mapping; the atomic counter keeps two threads of one mm from
- * racing between the counter and the IPI, as on x86.
+ * racing between the counter and the resync, as on x86.
  */
 void knc_event_mapped(struct perf_event *event, struct mm_struct *mm)
 {
@@ -330,7 +287,7 @@ void knc_event_mapped(struct perf_event *event, struct mm_struct *mm)
 		return;
 	mmap_assert_write_locked(mm);
 	if (atomic_inc_return(&mm->context.perf_rdpmc_allowed) == 1)
-		knc_update_pce_mm(mm);
+		knc_pce_resync(mm);
 }
 
 void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm)
@@ -338,7 +295,7 @@ void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm)
 	if (!(event->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT))
 		return;
 	if (atomic_dec_and_test(&mm->context.perf_rdpmc_allowed))
-		knc_update_pce_mm(mm);
+		knc_pce_resync(mm);
 }
 
 /*
@@ -387,12 +344,12 @@ void knc_x86_dirty_flush(void)
 		queue_work_on(cpu, system_highpri_wq, per_cpu_ptr(&knc_flush_work, cpu));
 	for_each_possible_cpu(cpu)
 		flush_work(per_cpu_ptr(&knc_flush_work, cpu));
-	atomic_dec(&mm->context.perf_rdpmc_allowed);
 	/*
 	 * Switching back into @mm after each flush set CR4.PCE for it on
-	 * the CPUs that run it now; only the policy may leave it set.
+	 * the CPUs that run it now; only its own count may leave it set.
 	 */
-	knc_update_pce_mm(mm);
+	if (atomic_dec_and_test(&mm->context.perf_rdpmc_allowed))
+		knc_pce_resync(mm);
 	knc_flush_mm = NULL;
 	mmput(mm);
 }
@@ -400,10 +357,11 @@ void knc_x86_dirty_flush(void)
 /*
  * RDPMC reads the counter ECX names on whatever CPU the reader runs, so it
  * tells the truth only for an event that counts the reading task itself,
- * wherever that task runs: one the task opened on itself, as arm64
- * decides.  A CPU-wide event, or one attached to another task, publishes
- * index 0, and its reader uses read(2).  An inherited copy counts a child
- * that never maps it.
+ * wherever that task runs: one the task opened on itself.  That is
+ * stricter than arm64 (drivers/perf/arm_pmuv3.c, 6.12), which offers
+ * RDPMC for any per-task event the user opted into.  A CPU-wide event, or
+ * one attached to another task, publishes index 0, and its reader uses
+ * read(2).  An inherited copy counts a child that never maps it.
  */
 static bool knc_event_self_bound(struct perf_event *event)
 {
@@ -434,24 +392,9 @@ int knc_ring3_event_init(struct perf_event *event, u64 config)
 		if (event->attach_state & PERF_ATTACH_TASK)
 			event->attach_state |= PERF_ATTACH_TASK_DATA;
 	}
-	if (knc_rdpmc_offered() && knc_event_self_bound(event)) {
-		if (knc_hw_x86_rdpmc() != 0)
-			hwc->flags |= PERF_EVENT_FLAG_USER_READ_CNT;
-		else
-			pr_debug("no RDPMC for this event: /sys/devices/cpu/rdpmc is 0\n");
-	}
+	if (READ_ONCE(knc_rdpmc) && knc_event_self_bound(event))
+		hwc->flags |= PERF_EVENT_FLAG_USER_READ_CNT;
 	return 0;
-}
-
-/* Whether this kernel publishes the width RDPMC readers need. */
-void knc_rdpmc_probe(void)
-{
-	unsigned int width = knc_hw_pmc_width();
-
-	knc_rdpmc_possible = width == KNC_COUNTER_BITS;
-	if (!knc_rdpmc_possible)
-		pr_debug("no user-space RDPMC: the kernel publishes pmc_width %u\n",
-			 width);
 }
 
 /*
@@ -462,12 +405,16 @@ int knc_ring3_init(void)
 {
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		INIT_WORK(per_cpu_ptr(&knc_flush_work, cpu), knc_x86_dirty_flush_cpu);
-	knc_rdpmc_probe();
+		INIT_WORK(per_cpu_ptr(&knc_pce_work, cpu), knc_pce_work_fn);
+	}
 	if (knc_pmu.task_ctx_nr == perf_invalid_context)
 		return 0;
-	knc_pmu.task_ctx_cache = KMEM_CACHE(knc_task_data, 0);
+	/* a name of this module's own: the KUnit module holds a copy */
+	knc_pmu.task_ctx_cache = kmem_cache_create(KBUILD_MODNAME "_task_data",
+						   sizeof(struct knc_task_data),
+						   0, 0, NULL);
 	return knc_pmu.task_ctx_cache ? 0 : -ENOMEM;
 }
 

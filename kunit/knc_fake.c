@@ -433,25 +433,3 @@ unsigned int knc_hw_tick_seq(void)
 {
 	return this_cpu_ptr(&knc_fake_threads)->ticks;
 }
-
-/* CR4.PCE of the simulated thread: RDPMC allowed outside ring 0. */
-void knc_hw_set_pce(bool on)
-{
-	this_cpu_ptr(&knc_fake_threads)->pce = on;
-}
-
-/* What the kernel would publish as the mmap page's pmc_width. */
-unsigned int knc_fake_pmc_width = 40;
-
-unsigned int knc_hw_pmc_width(void)
-{
-	return knc_fake_pmc_width;
-}
-
-/* x86's /sys/devices/cpu/rdpmc, beside the x86 core PMU pmc_width implies. */
-int knc_fake_x86_rdpmc = 1;
-
-int knc_hw_x86_rdpmc(void)
-{
-	return knc_fake_x86_rdpmc;
-}

@@ -69,7 +69,6 @@ struct knc_fake_thread {
 	int	hook_idx;		/* for the hook's own use */
 	/* simulated current privilege level: 0 kernel, 3 user */
 	unsigned int cpl;
-	bool	pce;			/* CR4.PCE */
 
 	/* failure modes for the probe tests */
 	bool	no_pmu;		/* emulator: reads 0, writes dropped */
@@ -88,9 +87,6 @@ struct knc_fake_thread {
 	/* accesses real hardware would #GP on or that the spec forbids */
 	unsigned int violations;
 };
-
-extern unsigned int knc_fake_pmc_width;
-extern int knc_fake_x86_rdpmc;
 
 struct knc_fake_thread *knc_fake_thread(unsigned int cpu);
 void knc_fake_reset(unsigned int cpu);

@@ -165,7 +165,6 @@ int knc_test_init(struct kunit *test)
 	set_cpus_allowed_ptr(current, cpumask_of(knc_test_cpu));
 	knc_fake_reset_all();
 	knc_test_watch_start();
-	knc_fake_x86_rdpmc = 1;
 	for_each_possible_cpu(cpu) {
 		struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
 

@@ -45,13 +45,81 @@ static unsigned int knc_spflt_accesses(struct knc_fake_thread *t)
 }
 
 /*
- * A hand-built per-task event whose task has knc data, as the perf core
- * sets it up for a task that opened a spflt event.
+ * A hand-built task with knc data, kept where this kernel's perf core
+ * keeps it (knc_event_task_data() in knc_compat.h): from 6.15 in the task
+ * its context belongs to, before in the (task, PMU) context.  Only the
+ * fields knc reads are filled in.
  */
 struct knc_test_task {
-	struct knc_task_ctx		tctx;
-	struct knc_task_data	data;
+	struct knc_task_data		data;
+#ifdef KNC_HAVE_PERF_CTX_DATA
+	struct perf_event_context	ctx;
+	struct task_struct		*task;
+	struct perf_ctx_data		cd;
+#elif defined(KNC_HAVE_PMU_CONTEXT)
+	struct perf_event_pmu_context	tctx;
+#else
+	struct perf_event_context	tctx;
+#endif
 };
+
+/* Give @task its knc data, or take it away, as the core's attach does. */
+static void knc_test_task_set_data(struct knc_test_task *task, bool present)
+{
+#ifdef KNC_HAVE_PERF_CTX_DATA
+	task->cd.ctx_cache = knc_pmu.task_ctx_cache;
+	task->cd.data = &task->data;
+	if (present)
+		rcu_assign_pointer(task->task->perf_ctx_data, &task->cd);
+	else
+		RCU_INIT_POINTER(task->task->perf_ctx_data, NULL);
+#else
+	task->tctx.task_ctx_data = present ? &task->data : NULL;
+#endif
+}
+
+/* Put @e in @task's context, with the task's data present. */
+static void knc_test_task_bind(struct kunit *test, struct knc_test_task *task,
+			       struct perf_event *e)
+{
+#ifdef KNC_HAVE_PERF_CTX_DATA
+	if (!task->task) {
+		task->task = kunit_kzalloc(test, sizeof(*task->task), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, task->task);
+		task->ctx.task = task->task;
+	}
+	e->ctx = &task->ctx;
+#elif defined(KNC_HAVE_PMU_CONTEXT)
+	e->pmu_ctx = &task->tctx;
+#else
+	task->tctx.pmu = &knc_pmu;
+	e->ctx = &task->tctx;
+#endif
+	knc_test_task_set_data(task, true);
+}
+
+/*
+ * What the core's swap of two cloned contexts does to knc's view of them
+ * (perf_event_context_sched_out()): each context now belongs to the
+ * other task, and from 6.15 the context's task changes, before the swap
+ * moved the data with the context.  Inside a pmu_disable() bracket, as
+ * in the core.
+ */
+static void knc_test_task_swap(struct knc_test_task *prev,
+			       struct knc_test_task *next)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+#ifdef KNC_HAVE_PERF_CTX_DATA
+	swap(prev->ctx.task, next->ctx.task);
+#else
+	swap(prev->tctx.task_ctx_data, next->tctx.task_ctx_data);
+#endif
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
+}
 
 static struct perf_event *knc_task_event(struct kunit *test,
 					 struct knc_test_task *task, u64 config)
@@ -60,13 +128,7 @@ static struct perf_event *knc_task_event(struct kunit *test,
 
 	e->attach_state = PERF_ATTACH_TASK;
 	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
-	task->tctx.task_ctx_data = &task->data;
-#ifdef KNC_HAVE_PMU_CONTEXT
-	e->pmu_ctx = &task->tctx;
-#else
-	task->tctx.pmu = &knc_pmu;
-	e->ctx = &task->tctx;
-#endif
+	knc_test_task_bind(test, task, e);
 	return e;
 }
 
@@ -295,10 +357,10 @@ static void knc_spflt_task_data_arrives_late(struct kunit *test)
 	struct knc_fake_thread *t = knc_test_fake();
 
 	/* t1 runs with its plain event before it has knc data ... */
-	t1.tctx.task_ctx_data = NULL;
+	knc_test_task_set_data(&t1, false);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
 	/* ... then opens b: the core attaches the data and reschedules */
-	t1.tctx.task_ctx_data = &t1.data;
+	knc_test_task_set_data(&t1, true);
 	knc_test_sched_out(a);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
@@ -333,43 +395,64 @@ static void knc_spflt_task_data_arrives_late(struct kunit *test)
 
 /*
  * The core's context swap between cloned task contexts keeps the events
- * on the counters; the preference must still change hands.
+ * on the counters; the preference must still change hands, at the
+ * pmu_enable() that ends the swap, and cost nothing while it does not.
  */
 static void knc_spflt_swap_moves_pref(struct kunit *test)
 {
 	struct knc_test_task prev = {}, next = {};
 	struct perf_event *e = knc_task_event(test, &prev, EV_INST_SPFLT);
+	struct perf_event *n = knc_task_event(test, &next, EV_INST_SPFLT);
 	struct knc_fake_thread *t = knc_test_fake();
 	unsigned long flags;
 
-	next.tctx.task_ctx_data = &next.data;
 	next.data.user_pref = false;
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	knc_test_spflt_insn(t, true);
 
-	local_irq_save(flags);
-	knc_pmu_disable(&knc_pmu);
-	knc_swap_task_ctx(&prev.tctx, &next.tctx);
-	knc_pmu_enable(&knc_pmu);
-	local_irq_restore(flags);
-
+	knc_test_task_swap(&prev, &next);
 	KUNIT_EXPECT_TRUE(test, prev.data.user_pref);
 	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));	/* next's own value */
-	KUNIT_EXPECT_PTR_EQ(test, prev.tctx.task_ctx_data, (void *)&next.data);
-	KUNIT_EXPECT_PTR_EQ(test, next.tctx.task_ctx_data, (void *)&prev.data);
 	knc_test_inject(EV_INST, 5);
 	knc_test_read(e);
 	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 0);
 
-	/* and back: the first task finds its preference again */
+	/* a bracket with no swap touches no SPFLT_CONTROL */
+	knc_fake_clear_log(t);
 	local_irq_save(flags);
 	knc_pmu_disable(&knc_pmu);
-	knc_swap_task_ctx(&prev.tctx, &next.tctx);
 	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, knc_spflt_accesses(t), 0);
+
+	/* and back: the first task finds its preference again */
+	knc_test_task_swap(&prev, &next);
 	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
+	KUNIT_EXPECT_FALSE(test, next.data.user_pref);
 	knc_test_sched_out(e);
+	KUNIT_EXPECT_TRUE(test, prev.data.user_pref);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+	KUNIT_EXPECT_EQ(test, n->hw.idx, -1);
 }
+
+#ifdef KNC_HAVE_PERF_CTX_DATA
+/*
+ * From 6.15 a task has one perf_ctx_data for every PMU; knc reads it only
+ * when it came from knc's own cache.
+ */
+static void knc_spflt_ignores_foreign_task_data(struct kunit *test)
+{
+	struct knc_test_task task = {};
+	struct perf_event *e = knc_task_event(test, &task, EV_INST_SPFLT);
+	struct knc_cpu_hw *cpuc = knc_cpu_hw(knc_test_cpu);
+
+	task.cd.ctx_cache = NULL;	/* another PMU's object */
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	KUNIT_EXPECT_EQ(test, cpuc->pref_holders, 0);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_FALSE(test, task.data.user_pref);
+}
+#endif
 
 /* Through the real perf core: a kernel counter on the test task. */
 static struct perf_event *knc_core_task_counter(struct kunit *test, u64 config,
@@ -552,8 +635,6 @@ static ssize_t knc_test_rdpmc_show(char *buf)
 
 static void knc_rdpmc_restore(void *unused)
 {
-	knc_fake_pmc_width = SPEC_COUNTER_BITS;
-	knc_rdpmc_probe();
 	knc_test_rdpmc_store("1");
 }
 
@@ -579,21 +660,15 @@ static void knc_rdpmc_knob(struct kunit *test)
 	knc_test_sched_out(e);
 }
 
-/* Where the kernel would publish pmc_width 0, no event offers RDPMC. */
-static void knc_rdpmc_needs_40bit_width(struct kunit *test)
+/* A bare mm: only its lock, x86 context and CPU mask are used. */
+static struct mm_struct *knc_test_mm(struct kunit *test)
 {
-	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	struct perf_event *e;
+	struct mm_struct *mm;
 
-	KUNIT_ASSERT_NOT_NULL(test, buf);
-	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_rdpmc_restore, NULL), 0);
-	knc_fake_pmc_width = 0;
-	knc_rdpmc_probe();
-	knc_test_rdpmc_show(buf);
-	KUNIT_EXPECT_STREQ(test, buf, "0\n");
-	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("1"), -EOPNOTSUPP);
-	e = knc_self_event(test, EV_INST);
-	KUNIT_EXPECT_FALSE(test, e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
+	mm = kunit_kzalloc(test, sizeof(*mm) + 4 * cpumask_size(), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	knc_mm_init_lock(mm);
+	return mm;
 }
 
 /* Mapping counts in mm->context.perf_rdpmc_allowed, as x86 does. */
@@ -604,9 +679,7 @@ static void knc_rdpmc_mapped_counts_in_mm(struct kunit *test)
 	struct perf_event *f;
 	struct mm_struct *mm;
 
-	mm = kunit_kzalloc(test, sizeof(*mm) + 4 * cpumask_size(), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, mm);
-	mmap_init_lock(mm);
+	mm = knc_test_mm(test);
 	knc_test_rdpmc_store("0");
 	f = knc_self_event(test, EV_INST);
 	knc_test_rdpmc_store("1");
@@ -624,15 +697,13 @@ static void knc_rdpmc_mapped_counts_in_mm(struct kunit *test)
 	knc_event_unmapped(e, mm);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mm->context.perf_rdpmc_allowed), 0);
 	mmap_write_unlock(mm);
-	/* mm runs nowhere, so no CPU's CR4.PCE changed */
-	KUNIT_EXPECT_FALSE(test, knc_test_fake()->pce);
 }
 
 /*
  * RDPMC reads the counter of whatever CPU the reader is on: only an event
  * the reading task opened on itself offers it (issue 19).  A CPU-wide
  * event, one on another task, and an inherited copy publish index 0,
- * running or not, and so does every event while x86's own knob says never.
+ * running or not.
  */
 static void knc_rdpmc_only_self_bound(struct kunit *test)
 {
@@ -668,37 +739,6 @@ static void knc_rdpmc_only_self_bound(struct kunit *test)
 	knc_test_sched_out(self);
 }
 
-/* /sys/devices/cpu/rdpmc, x86's own knob, is obeyed as well as knc's. */
-static void knc_rdpmc_obeys_x86_knob(struct kunit *test)
-{
-	static const struct {
-		int x86_rdpmc;
-		bool offered;
-	} cases[] = {
-		{ 0, false },	/* never */
-		{ 1, true },	/* for tasks that map an event */
-		{ 2, true },	/* always */
-		{ -1, true },	/* no x86 core PMU: knc's knob alone */
-	};
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct perf_event *e;
-		int want_idx = 0;
-
-		knc_fake_x86_rdpmc = cases[i].x86_rdpmc;
-		e = knc_self_event(test, EV_INST);
-		KUNIT_EXPECT_EQ_MSG(test, !!(e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT),
-				    cases[i].offered, "x86 rdpmc %d", cases[i].x86_rdpmc);
-		KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
-		if (cases[i].offered)
-			want_idx = e->hw.idx + 1;
-		KUNIT_EXPECT_EQ_MSG(test, knc_event_idx(e), want_idx,
-				    "x86 rdpmc %d", cases[i].x86_rdpmc);
-		knc_test_sched_out(e);
-	}
-}
-
 static struct kunit_case knc_ring3_cases[] = {
 	KUNIT_CASE(knc_spflt_sets_enable_of_its_counter),
 	KUNIT_CASE(knc_spflt_leaves_other_counter_ungated),
@@ -710,15 +750,16 @@ static struct kunit_case knc_ring3_cases[] = {
 	KUNIT_CASE(knc_spflt_pref_follows_task),
 	KUNIT_CASE(knc_spflt_rotation_keeps_live_pref),
 	KUNIT_CASE(knc_spflt_swap_moves_pref),
+#ifdef KNC_HAVE_PERF_CTX_DATA
+	KUNIT_CASE(knc_spflt_ignores_foreign_task_data),
+#endif
 	KUNIT_CASE(knc_spflt_task_data_arrives_late),
 	KUNIT_CASE(knc_core_spflt_pref_per_task),
 	KUNIT_CASE(knc_core_spflt_survives_rotation),
 	KUNIT_CASE(knc_rdpmc_page_matches_read),
 	KUNIT_CASE(knc_rdpmc_knob),
-	KUNIT_CASE(knc_rdpmc_needs_40bit_width),
 	KUNIT_CASE(knc_rdpmc_mapped_counts_in_mm),
 	KUNIT_CASE(knc_rdpmc_only_self_bound),
-	KUNIT_CASE(knc_rdpmc_obeys_x86_knob),
 	{}
 };
 

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Build the x86_64 test kernel for the QEMU tests from Debian's
-# linux-source-6.12, out of tree, into $KNC_CACHE/kernel-build:
+# Build the x86_64 test kernel for the QEMU tests from Debian's newest
+# linux-source-7.* (tools/lib.sh, KNC_KERNEL_SERIES), out of tree, into
+# $KNC_CACHE/kernel-build-<series>-test:
 #
 #	allnoconfig + tools/test-kernel.config (merge_config.sh)
 #	-> olddefconfig -> check every fragment line took -> make
 #
 # With KNC_KERNEL_VARIANT=standalone it builds the end-to-end kernel into
-# $KNC_CACHE/kernel-build-standalone, adding tools/standalone-kernel.config.
-# With KNC_KERNEL_SERIES=6.1 it builds from linux-source-6.1 instead, into
-# $KNC_CACHE/kernel-build-6.1-<variant>, adding tools/kernel-6.1.config.
+# $KNC_CACHE/kernel-build-<series>-standalone, adding
+# tools/standalone-kernel.config.  With KNC_KERNEL_SERIES=6.1 or 6.12 it
+# builds from that linux-source instead (tools/kernel-6.1.config added).
 #
 # The result is also a KDIR for out-of-tree modules (Module.symvers,
 # scripts, generated headers).  Nothing is rebuilt when the fragment, the
@@ -30,7 +31,7 @@ mkdir -p "$KNC_CACHE"
 # A kernel that is up to date needs no lock: another variant may be
 # building meanwhile, for minutes.
 if [ "$force" = 0 ] && [ -d "$KNC_SRC" ] && knc_kernel_ready; then
-	knc_log "up to date: $KNC_KBUILD (key $(knc_kernel_key))"
+	knc_log "up to date: $KNC_KBUILD ($KNC_SRC_PKG $(knc_src_version), key $(knc_kernel_key))"
 	exit 0
 fi
 exec 9>"$KNC_CACHE/.kernel-build.lock"	# one lock for both variants: 2 cores
@@ -40,6 +41,7 @@ if ! flock -n 9; then
 fi
 
 knc_ensure_source
+knc_log "source: $KNC_SRC_PKG $(knc_src_version)"
 O=$KNC_KBUILD
 key=$(knc_kernel_key)
 

@@ -10,9 +10,9 @@
 #	build-6.12        make W=1 C=1 (sparse) against Debian's 6.12 headers
 #	build-standalone-kernel
 #	                  make W=1 C=1 against the standalone kernel, make
-#	                  test's own, when it has been built (covers
-#	                  knc-perf-kunit.ko and the build without Intel
-#	                  CPU support)
+#	                  test's own, from the newest linux-source-7.* (the
+#	                  7.x line; covers knc-perf-kunit.ko and the build
+#	                  without Intel CPU support), when it has been built
 #	tally-selftest    tools/selftest-tally.sh: the test tallies fail a
 #	                  missing check, a missing log, an unknown NMI, a WARN
 #	docs              sphinx-build -W of Documentation/ (any warning fails)
@@ -194,6 +194,7 @@ else
 fi
 
 knc_ensure_source
+echo "# kernel lines: 6.1 and 6.12 (Debian's headers), $KNC_KERNEL_SERIES ($KNC_SRC_PKG $(knc_src_version), make test's standalone kernel)"
 command -v sparse >/dev/null || knc_die "sparse missing (run tools/install-deps.sh)"
 
 check_checkpatch

@@ -12,19 +12,39 @@ set -euo pipefail
 KNC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KNC_TOOLS=$KNC_TOP/tools
 KNC_CACHE=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
-# KNC_KERNEL_SERIES selects the kernel source: 6.12 (the default, every
-# kernel of make test) or 6.1, Debian 12's own kernel, the last before
-# perf_event_pmu_context (6.2).  A 6.1 build goes to
-# $KNC_CACHE/kernel-build-6.1-<variant> and adds tools/kernel-6.1.config
-# (the 6.1-standalone kernel of make stress, tools/stages-stress).
-KNC_KERNEL_SERIES=${KNC_KERNEL_SERIES:-6.12}
+# KNC_KERNEL_SERIES selects the kernel source: 7 (the default, every
+# kernel of make test: the newest linux-source-7.* tools/install-deps.sh
+# installed from Debian's archive), 6.12 or 6.1 (Debian 12's own kernel,
+# the last before perf_event_pmu_context, 6.2).  A build goes to
+# $KNC_CACHE/kernel-build-<series>-<variant> (6.12's to kernel-build and
+# kernel-build-<variant>) and adds tools/kernel-<series>.config if there
+# is one (the 6.1-standalone kernel of make stress, tools/stages-stress).
+KNC_KERNEL_SERIES=${KNC_KERNEL_SERIES:-7}
+
+# knc_newest_source MAJOR: the newest linux-source-MAJOR.* installed,
+# as its series ("7.3"), or nothing
+knc_newest_source()
+{
+	ls /usr/src/linux-source-"$1".*.tar.xz 2>/dev/null |
+		sed -n "s|^/usr/src/linux-source-\($1\.[0-9]*\)\.tar\.xz$|\1|p" |
+		sort -V | tail -n 1
+}
+
 case "$KNC_KERNEL_SERIES" in
-6.12|6.1) ;;
+7)
+	KNC_KERNEL_SERIES=$(knc_newest_source 7)
+	[ -n "$KNC_KERNEL_SERIES" ] || {
+		echo "no linux-source-7.* in /usr/src (run tools/install-deps.sh)" >&2
+		exit 1
+	}
+	;;
+6.12|6.1|7.[0-9]*) ;;
 *)
-	echo "KNC_KERNEL_SERIES must be 6.12 or 6.1" >&2
+	echo "KNC_KERNEL_SERIES must be 7, 7.N, 6.12 or 6.1" >&2
 	exit 1
 	;;
 esac
+export KNC_KERNEL_SERIES
 KNC_SRC_PKG=linux-source-$KNC_KERNEL_SERIES
 KNC_SRC_TARBALL=/usr/src/$KNC_SRC_PKG.tar.xz
 KNC_SRC=$KNC_CACHE/$KNC_SRC_PKG
@@ -80,7 +100,7 @@ debug)
 	exit 1
 	;;
 esac
-[ "$KNC_KERNEL_SERIES" = 6.12 ] ||
+[ ! -f "$KNC_TOOLS/kernel-$KNC_KERNEL_SERIES.config" ] ||
 	KNC_FRAGMENTS+=("$KNC_TOOLS/kernel-$KNC_KERNEL_SERIES.config")
 KNC_JOBS=$(nproc)
 

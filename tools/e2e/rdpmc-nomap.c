@@ -9,7 +9,8 @@
  *	open	a knc/instructions_executed/u event open but not mapped:
  *		refused too (opening an event is not mapping it)
  *	map	a knc/instructions_executed/u event, mapped: prints its page
- *		(cap_user_rdpmc, index, pmc_width) and executes RDPMC on its
+ *		(cap_user_rdpmc, index, pmc_width), whether knc_map() found
+ *		x86's knob at 0 (x86_forbids), and executes RDPMC on its
  *		counter (index - 1, or ECX=0 when index is 0): allowed when
  *		the page offers RDPMC, refused when it does not (rdpmc knob 0)
  *	unmap	the same event, mapped and unmapped again (fd still open):
@@ -100,9 +101,9 @@ int main(int argc, char **argv)
 	}
 	if (c.page) {
 		/* not knc_read(): its own RDPMC must not be the one to fault */
-		printf(" cap_user_rdpmc=%u index=%u pmc_width=%u",
+		printf(" cap_user_rdpmc=%u index=%u pmc_width=%u x86_forbids=%d",
 		       (unsigned int)c.page->cap_user_rdpmc, c.page->index,
-		       (unsigned int)c.page->pmc_width);
+		       (unsigned int)c.page->pmc_width, c.x86_forbids);
 		if (c.page->index)
 			ecx = c.page->index - 1;
 		if (!strcmp(mode, "unmap")) {

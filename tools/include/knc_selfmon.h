@@ -28,7 +28,12 @@
  * perf_event_mmap_page in <linux/perf_event.h>: it uses RDPMC only when
  * the page offers it (cap_user_rdpmc) and the event sits on a counter
  * right now (index != 0), and otherwise asks the kernel with read(2),
- * which is always right.  c->last_path says which of the two answered.
+ * which is always right.  Two things it knows better than the page:
+ * the counters are 40 bits wide (spec 1.4.3.2), while pmc_width is the
+ * x86 core PMU's, 0 on a kernel without one; and where the kernel has an
+ * x86 core PMU, its knob /sys/devices/cpu/rdpmc at 0 makes RDPMC fault
+ * whatever knc offers, so knc_map() reads that knob and knc_read() then
+ * keeps to read(2).  c->last_path says which of the two answered.
  * Both return the raw count, as read(2) does without a read_format:
  * nothing is scaled for multiplexing.
  *
@@ -48,12 +53,14 @@
 #include <unistd.h>
 
 #define KNC_SYSFS		"/sys/bus/event_source/devices/knc"
+#define KNC_X86_RDPMC		"/sys/bus/event_source/devices/cpu/rdpmc"
 #define KNC_BIT(n)		(1ULL << (n))
 
 /* config layout of the knc PMU (its sysfs format/ directory) */
 #define KNC_CONFIG(event, umask) \
 	((uint64_t)(event) | ((uint64_t)(umask) << 8))
 #define KNC_CONFIG_SPFLT	KNC_BIT(32)	/* format/spflt: config:32 */
+#define KNC_COUNTER_BITS	40		/* spec 1.4.3.2 */
 #define KNC_EV_INSTRUCTIONS	0x16		/* INSTRUCTIONS_EXECUTED */
 
 /*
@@ -78,6 +85,7 @@ enum knc_path {
 struct knc_counter {
 	int fd;					/* -1 when closed */
 	struct perf_event_mmap_page *page;	/* knc_map(), or NULL */
+	int x86_forbids;	/* knc_map() found x86's rdpmc knob at 0 */
 	enum knc_path last_path;		/* of the last knc_read() */
 	uint32_t last_index;	/* page index the last knc_read() saw */
 	uint64_t last_pmc;	/* raw RDPMC value of the last RDPMC read */
@@ -212,10 +220,17 @@ static inline int knc_open_self(struct knc_counter *c, uint64_t config)
 static inline int knc_map(struct knc_counter *c)
 {
 	void *p = mmap(NULL, KNC_PAGE_SIZE, PROT_READ, MAP_SHARED, c->fd, 0);
+	char knob = 0;
+	int fd;
 
 	if (p == MAP_FAILED)
 		return -errno;
 	c->page = p;
+	fd = open(KNC_X86_RDPMC, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		c->x86_forbids = read(fd, &knob, 1) == 1 && knob == '0';
+		close(fd);
+	}
 	return 0;
 }
 
@@ -232,14 +247,14 @@ static inline uint64_t knc_read_syscall(struct knc_counter *c)
 }
 
 /*
- * The count from the page's offset and a raw RDPMC value of @width bits
- * (1..64).  The kernel arms a sampling counter at -period, so the top bit
- * set means negative: sign-extend, as the uapi header says.
+ * The count from the page's offset and a raw 40-bit RDPMC value.  The
+ * kernel arms a sampling counter at -period, so the top bit set means
+ * negative: sign-extend, as the uapi header says.
  */
-static inline uint64_t knc_pmc_count(int64_t offset, uint64_t raw,
-				     unsigned int width)
+static inline uint64_t knc_pmc_count(int64_t offset, uint64_t raw)
 {
-	int64_t pmc = (int64_t)(raw << (64 - width)) >> (64 - width);
+	const unsigned int shift = 64 - KNC_COUNTER_BITS;
+	int64_t pmc = (int64_t)(raw << shift) >> shift;
 
 	return (uint64_t)offset + (uint64_t)pmc;
 }
@@ -247,12 +262,12 @@ static inline uint64_t knc_pmc_count(int64_t offset, uint64_t raw,
 static inline uint64_t knc_read(struct knc_counter *c)
 {
 	struct perf_event_mmap_page *pc = c->page;
-	uint32_t seq, idx, width;
+	uint32_t seq, idx;
 	uint64_t caps, raw;
 	int64_t offset;
 	int tries = 0;
 
-	if (!pc)
+	if (!pc || c->x86_forbids)
 		return knc_read_syscall(c);
 	do {
 		if (tries++)
@@ -261,14 +276,12 @@ static inline uint64_t knc_read(struct knc_counter *c)
 		knc_barrier();
 		idx = KNC_LOAD(pc->index);
 		caps = KNC_LOAD(pc->capabilities);
-		width = KNC_LOAD(pc->pmc_width);
 		c->last_index = idx;
 		/*
 		 * Off the counters (multiplexed out, stopped) or no RDPMC
 		 * offered: offset alone need not be current, read(2) is.
-		 * A width outside 1..64 cannot be sign-extended: same.
 		 */
-		if (!(caps & KNC_CAP_USER_RDPMC) || !idx || !width || width > 64)
+		if (!(caps & KNC_CAP_USER_RDPMC) || !idx)
 			return knc_read_syscall(c);
 		offset = KNC_LOAD(pc->offset);
 		raw = knc_rdpmc(idx - 1);
@@ -278,7 +291,7 @@ static inline uint64_t knc_read(struct knc_counter *c)
 	c->last_pmc = raw;
 	c->last_path = KNC_PATH_RDPMC;
 	c->nr_rdpmc++;
-	return knc_pmc_count(offset, raw, width);
+	return knc_pmc_count(offset, raw);
 }
 
 static inline void knc_close(struct knc_counter *c)

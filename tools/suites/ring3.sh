@@ -3,9 +3,9 @@
 #
 # Ring-3 self-monitoring on the QEMU model, on every kernel: SPFLT
 # regions and the per-task preference, read(2) against RDPMC
-# (/knc/selfmon), and the rdpmc knob's rules.  Whether RDPMC is offered
-# depends on the kernel (x86's core PMU publishes pmc_width 40): the
-# stage adds ring3-rdpmc or ring3-nordpmc.  Each SPFLT program prints
+# (/knc/selfmon), and the rdpmc knob's rules; ring3-rdpmc follows it on
+# every kernel, ring3-x86 where an x86 core PMU shares the counters.
+# Each SPFLT program prints
 # first the count perf must show (tools/e2e/spflt-work.h: the SPFLTs'
 # own share follows the model's rule, SPFLT_COUNTED; real hardware may
 # differ, see tools/qemu/README.md).
@@ -14,8 +14,6 @@ R3_EV=knc/instructions_executed,spflt=1/u
 R3_PMU=/sys/bus/event_source/devices/knc
 R3_KNOB=$R3_PMU/rdpmc
 R3_W=/knc/workload-1000000
-R3_RDPMC=0
-[ ! -d /sys/bus/event_source/devices/cpu ] || R3_RDPMC=1
 
 # r3_stat EVENT PROG [ARGS...]: the count perf stat shows for EVENT over
 # PROG (inherited by its children); PROG's stdout is left in /tmp/r3.out
@@ -101,7 +99,7 @@ check_pingpong_self_parent_sets()
 # RDPMC and read(2) against each other: selfmon's ten checks
 check_selfmon()
 {
-	ktap_program KNC-E2E $((10 + R3_RDPMC)) /knc/selfmon -R $R3_RDPMC
+	ktap_program KNC-E2E 11 /knc/selfmon -R 1
 }
 
 # with :k an spflt event counts the kernel only while the task's
@@ -137,7 +135,7 @@ check_rdpmc_open_unmapped_sigsegv()
 # new events
 check_rdpmc_knob_default()
 {
-	expect_eq "$(cat $R3_KNOB 2>&1)" $R3_RDPMC
+	expect_eq "$(cat $R3_KNOB 2>&1)" 1
 }
 
 check_rdpmc_knob_root_only()
@@ -151,7 +149,7 @@ check_rdpmc_knob_2_refused()
 		fail "write succeeded, reads $(cat $R3_KNOB)"
 	else
 		info "$(cat /tmp/r3.knob)"
-		expect_eq "$(cat $R3_KNOB)" $R3_RDPMC "after the refused write"
+		expect_eq "$(cat $R3_KNOB)" 1 "after the refused write"
 	fi
 }
 

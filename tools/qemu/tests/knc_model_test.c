@@ -37,6 +37,7 @@
 #include <linux/cpu.h>
 #include <linux/workqueue.h>
 #include <asm/asm.h>
+#include <asm/mmu.h>
 #include <asm/msr.h>
 #include <asm/apic.h>
 #include <asm/nmi.h>
@@ -88,11 +89,12 @@
 #define KNC_MAGIC	0x4b4e43504d550001ULL
 
 /*
- * SPFLT %esi as bytes (no assembler here knows it): VEX.L0.F2.0F AE /6
- * with a register operand, C5 FB AE F0+r.  The encoding is from the
- * project's spec notes and unconfirmed (tools/qemu/README.md).
+ * The code that executes SPFLT lives in knc_model_spflt.c, an object of
+ * its own: objtool cannot decode the instruction.
  */
-#define SPFLT_ESI	".byte 0xc5, 0xfb, 0xae, 0xf6\n\t"
+bool spflt(u64 v);
+void run_spflt_region(u64 n);
+
 #define USER_PREF	BIT_ULL(63)
 
 static int shift;
@@ -125,17 +127,35 @@ static void result(const char *name, bool ok, const char *fmt, ...)
 		buf[0] ? " " : "", buf);
 }
 
+/*
+ * Through the 32-bit halves: rdmsr_safe() and wrmsr_safe() have kept
+ * their names on every kernel line, where the 64-bit forms became
+ * rdmsrq_safe() and wrmsrq_safe() in 6.16.  0 or the fault's errno.
+ */
+static int rd_safe(u32 msr, u64 *v)
+{
+	u32 lo = 0, hi = 0;
+	int err = rdmsr_safe(msr, &lo, &hi);
+
+	*v = (u64)hi << 32 | lo;
+	return err;
+}
+
+static int wr_safe(u32 msr, u64 v)
+{
+	return wrmsr_safe(msr, (u32)v, (u32)(v >> 32));
+}
+
 static u64 rd(u32 msr)
 {
-	u64 v = 0;
+	u64 v;
 
-	rdmsrl_safe(msr, &v);
-	return v;
+	return rd_safe(msr, &v) ? 0 : v;
 }
 
 static void wr(u32 msr, u64 v)
 {
-	wrmsrl_safe(msr, v);
+	wr_safe(msr, v);
 }
 
 static void pmu_reset(void)
@@ -390,59 +410,13 @@ static noinline unsigned long run_rep_pmi(u64 n, unsigned long *after)
 	return rep;
 }
 
-/*
- * SPFLT %esi = @v at CPL 0.  Returns false if it raised #UD (the
- * exception table skips it), so a model without SPFLT fails the tests
- * instead of oopsing.
- */
-static bool spflt(u64 v)
-{
-	int ud = 1;
-
-	asm volatile("1:\t" SPFLT_ESI
-		     "xor %[ud], %[ud]\n"
-		     "2:\n\t"
-		     _ASM_EXTABLE(1b, 2b)
-		     : [ud] "+r" (ud) : "S" (v) : "memory");
-	return !ud;
-}
-
-/*
- * With GLOBAL_CTRL = 3: 5 nops, SPFLT 1, a region of K = 2n + 2
- * instructions (mov, n * (dec, jnz), xor), SPFLT 0, 5 nops.  SPFLT counts
- * with the preference in force before it, so a counter gated by SPFLT
- * counts K + 1 (the region and the closing SPFLT); an ungated one counts
- * everything after the enabling WRMSR: 2n + 18.
- */
-static noinline void run_spflt_region(u64 n)
-{
-	asm volatile("mov $0x2f, %%ecx\n\t"
-		     "mov $3, %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n\t"
-		     ".rept 5\n\tnop\n\t.endr\n\t"
-		     "mov $1, %%esi\n\t"
-		     SPFLT_ESI
-		     "mov %[n], %%r8\n"
-		     "1:\tdec %%r8\n\t"
-		     "jnz 1b\n\t"
-		     "xor %%esi, %%esi\n\t"
-		     SPFLT_ESI
-		     ".rept 5\n\tnop\n\t.endr\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
-		     : : [n] "r" (n)
-		     : "rax", "rcx", "rdx", "rsi", "r8", "memory", "cc");
-}
-
 #define SPFLT_REGION_GATED(n)	(2 * (n) + 3)
 #define SPFLT_REGION_ALL(n)	(2 * (n) + 18)
 
 static void test_probe(void)
 {
 	u64 m = 0;
-	int err = rdmsrl_safe(DBG_MAGIC, &m);
+	int err = rd_safe(DBG_MAGIC, &m);
 
 	result("debug-magic", !err && m == KNC_MAGIC, "err=%d magic=%#llx", err, m);
 }
@@ -458,7 +432,7 @@ static void test_counter_width(void)
 	b = rd(PERFCNT1);
 	result("counter-40bit-write", a == CTR_MASK && b == 0x123456789aULL,
 	       "a=%#llx b=%#llx", a, b);
-	err = wrmsrl_safe(PERFCNT0, BIT_ULL(40) | 5);
+	err = wr_safe(PERFCNT0, BIT_ULL(40) | 5);
 	a = rd(PERFCNT0);
 	result("counter-reserved-gp", err && a == CTR_MASK, "err=%d val=%#llx", err, a);
 	pmu_reset();
@@ -481,16 +455,16 @@ static void test_reserved(void)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		if (!wrmsrl_safe(bad[i].msr, bad[i].val)) {
+		if (!wr_safe(bad[i].msr, bad[i].val)) {
 			ok = false;
 			pr_info("knc_model: no #GP for %s\n", bad[i].what);
 		}
 	}
 	result("reserved-bits-gp", ok, NULL);
 
-	ok = !wrmsrl_safe(EVTSEL0, good) && rd(EVTSEL0) == good &&
-	     !wrmsrl_safe(SPFLT, BIT_ULL(63) | 3) && rd(SPFLT) == (BIT_ULL(63) | 3) &&
-	     !wrmsrl_safe(GLOBAL_CTRL, 3) && rd(GLOBAL_CTRL) == 3;
+	ok = !wr_safe(EVTSEL0, good) && rd(EVTSEL0) == good &&
+	     !wr_safe(SPFLT, BIT_ULL(63) | 3) && rd(SPFLT) == (BIT_ULL(63) | 3) &&
+	     !wr_safe(GLOBAL_CTRL, 3) && rd(GLOBAL_CTRL) == 3;
 	result("valid-bits-roundtrip", ok, "evtsel=%#llx", rd(EVTSEL0));
 	pmu_reset();
 }
@@ -500,9 +474,9 @@ static void test_status_ovf(void)
 	u64 v = 0;
 	int err;
 
-	err = wrmsrl_safe(STATUS, 0);
+	err = wr_safe(STATUS, 0);
 	result("status-write-gp", err != 0, "err=%d", err);
-	err = rdmsrl_safe(OVF_CTRL, &v);
+	err = rd_safe(OVF_CTRL, &v);
 	result("ovf-ctrl-read-gp", err != 0, "err=%d", err);
 
 	/* overflow both counters without INT: sticky status, no PMI */
@@ -769,7 +743,7 @@ static void test_debug_counters(void)
 	w0 = rd(DBG_WRMSR);
 	rd(EVTSEL0);
 	rd(PERFCNT1);
-	rdmsrl_safe(OVF_CTRL, &l0);	/* a faulting read counts too */
+	rd_safe(OVF_CTRL, &l0);	/* a faulting read counts too */
 	wr(EVTSEL1, 0);
 	r1 = rd(DBG_RDMSR);
 	w1 = rd(DBG_WRMSR);
@@ -1912,7 +1886,7 @@ static void test_spflt_ud(const char *label)
 	u64 m = 0, s;
 
 	snprintf(name, sizeof(name), "spflt-ud-%s-kernel", label);
-	model = !rdmsrl_safe(DBG_MAGIC, &m) && m == KNC_MAGIC;
+	model = !rd_safe(DBG_MAGIC, &m) && m == KNC_MAGIC;
 	local_irq_save(flags);
 	wr(SPFLT, 1);
 	ran = spflt(1);
@@ -1955,12 +1929,40 @@ static void check_syscall_pmi(void)
 	int n = atomic_read(&pmi_count);
 
 	atomic_set(&pmi_armed, 0);
-	rdmsrl_safe(MSR_LSTAR, &lstar);
+	rd_safe(MSR_LSTAR, &lstar);
 	snprintf(verdict, sizeof(verdict), "%s pmis=%d ip=%#lx lstar=%#llx status=%#llx\n",
 		 n == 1 && pmi_ip == lstar && (pmi_status & 1) ? "PASS" : "FAIL",
 		 n, pmi_ip, lstar, pmi_status);
 	pmu_reset();
 	apic->write(APIC_LVTPC, arm_saved_lvtpc);
+}
+
+/*
+ * CR4.PCE for the writer's mm, the way x86 grants it to a process that
+ * maps a perf event: the mm's perf_rdpmc_allowed, which switch_mm()
+ * applies (cr4_update_pce_mm(), arch/x86/mm/tlb.c), then one switch away
+ * from the mm on this CPU (a kworker's leave_mm()) so that the writer
+ * comes back through switch_mm().  A module may not write CR4 itself.
+ */
+static void knc_model_leave_mm(struct work_struct *work)
+{
+	leave_mm();
+}
+
+static void knc_model_pce(bool on)
+{
+	struct work_struct w;
+
+	if (!current->mm)
+		return;
+	if (on)
+		atomic_inc(&current->mm->context.perf_rdpmc_allowed);
+	else if (!atomic_add_unless(&current->mm->context.perf_rdpmc_allowed, -1, 0))
+		return;
+	INIT_WORK_ONSTACK(&w, knc_model_leave_mm);
+	schedule_work_on(raw_smp_processor_id(), &w);
+	flush_work(&w);
+	destroy_work_on_stack(&w);
 }
 
 static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
@@ -1985,10 +1987,6 @@ static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
 	}
 	if (strstr(buf, "stop"))
 		pmu_reset();
-	if (strstr(buf, "pce1"))
-		cr4_set_bits(X86_CR4_PCE);
-	if (strstr(buf, "pce0"))
-		cr4_clear_bits(X86_CR4_PCE);
 	if (strstr(buf, "spgate")) {
 		pmu_reset();
 		wr(SPFLT, 1);
@@ -2003,6 +2001,10 @@ static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
 		snprintf(verdict, sizeof(verdict), "ctr0=%llu spflt=%#llx\n",
 			 rd(PERFCNT0), rd(SPFLT));
 	preempt_enable();
+	if (strstr(buf, "pce1"))
+		knc_model_pce(true);
+	if (strstr(buf, "pce0"))
+		knc_model_pce(false);
 	return len;
 }
 
