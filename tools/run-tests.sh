@@ -368,7 +368,7 @@ build_modules()
 		if [[ "$1" =~ ^(test|standalone|debug)$ ]]; then
 			mkdir -p "$dir/model-mod"
 			cp "$KNC_TOOLS/qemu/tests/knc_model_test.c" "$dir/model-mod/knc_model_main.c"
-			cp "$KNC_TOOLS/qemu/tests/knc_model_spflt.c" "$dir/model-mod/"
+			cp "$KNC_TOOLS"/qemu/tests/knc_model_spflt.[ch] "$dir/model-mod/"
 			# objtool cannot decode SPFLT, and from 7.x that is an
 			# error: the one object that executes it is left out
 			printf '%s\n' "obj-m := knc_model_test.o" \

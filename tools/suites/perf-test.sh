@@ -94,7 +94,8 @@ pt_run()
 		fail "$pt_line"
 	done </tmp/pt.res
 	[ "$kt_res" != fail ] && return
-	PATH=/usr/local/bin:$PATH perf test -v "$pt_num" 2>&1 | tail -n 25 | sed 's/^/# /'
+	PATH=/usr/local/bin:$PATH perf test -v "$pt_num" >/tmp/pt.verbose 2>&1
+	tail -n 25 /tmp/pt.verbose | sed 's/^/# /'
 }
 
 # pt_shell SCRIPT [ALLOWED_SKIP...]: one of perf test's shell tests, run
@@ -156,9 +157,22 @@ check_pt_mmap_user_reading()
 	pt_run "mmap interface tests"
 }
 
+# The test compares the code bytes at each sample's IP with objdump's.
+# From 7.x the perf core reports IP 0 for a user-only sample whose PMI
+# lands in the kernel (perf_instruction_pointer(), 7.3's
+# kernel/events/core.c): on the model, as on hardware, a counter that
+# overflows on SYSCALL interrupts at the kernel's entry point (the
+# model's pmi-on-syscall-lands-at-entry).  perf 6.1's test stops at such
+# a sample ("thread__find_map failed" for address 0).  Skipped for that
+# reason alone, when the verbose run shows it; every other failure fails.
 check_pt_object_code_reading()
 {
 	pt_run "Object code reading"
+	[ "$kt_res" = fail ] || return
+	grep -A1 '^Reading object code for memory address: 0$' /tmp/pt.verbose |
+		grep -q '^thread__find_map failed$' || return
+	info "samples whose code matched before it: $(grep -c '^Bytes read match those read by objdump$' /tmp/pt.verbose)"
+	skip "kernel-hides-skid-ip: perf 6.1's test stops at a user-only sample the kernel reports with IP 0"
 }
 
 check_pt_dummy_tracking()

@@ -10,15 +10,14 @@
 #include <linux/types.h>
 #include <asm/asm.h>
 
+#include "knc_model_spflt.h"
+
 /*
  * SPFLT %esi as bytes: VEX.L0.F2.0F AE /6 with a register operand,
  * C5 FB AE F0+r.  The encoding is from the project's spec notes and
  * unconfirmed (tools/qemu/README.md).
  */
 #define SPFLT_ESI	".byte 0xc5, 0xfb, 0xae, 0xf6\n\t"
-
-bool spflt(u64 v);
-void run_spflt_region(u64 n);
 
 /*
  * SPFLT %esi = @v at CPL 0.  Returns false if it raised #UD (the

@@ -44,6 +44,9 @@
 #include <asm/tlbflush.h>
 #include <asm/fpu/api.h>
 
+/* SPFLT, which objtool cannot decode, is in an object of its own */
+#include "knc_model_spflt.h"
+
 #define PERFCNT0	0x20
 #define PERFCNT1	0x21
 #define EVTSEL0		0x28
@@ -87,13 +90,6 @@
 #define DBG_OVERFLOWS	(DBG_BASE + 6)
 #define DBG_MAGIC	(DBG_BASE + 7)
 #define KNC_MAGIC	0x4b4e43504d550001ULL
-
-/*
- * The code that executes SPFLT lives in knc_model_spflt.c, an object of
- * its own: objtool cannot decode the instruction.
- */
-bool spflt(u64 v);
-void run_spflt_region(u64 n);
 
 #define USER_PREF	BIT_ULL(63)
 
