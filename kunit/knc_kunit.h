@@ -77,6 +77,7 @@ extern struct kunit_suite knc_event_init_suite;
 extern struct kunit_suite knc_sched_suite;
 extern struct kunit_suite knc_counting_suite;
 extern struct kunit_suite knc_owner_suite;
+extern struct kunit_suite knc_takeover_suite;
 extern struct kunit_suite knc_core_suite;
 extern struct kunit_suite knc_pmi_suite;
 extern struct kunit_suite knc_sampling_suite;

@@ -198,8 +198,8 @@ int knc_core_init(struct kunit *test)
 }
 
 /*
- * The reservation itself: a kernel without Intel support (the debug
- * variant) has no arbitration to test.
+ * The reservation itself: a kernel without Intel support (make test's
+ * standalone kernel) has no arbitration to test.
  */
 int knc_owner_init(struct kunit *test)
 {
@@ -319,7 +319,8 @@ void knc_test_read(struct perf_event *event)
 
 kunit_test_suites(&knc_harness_suite, &knc_spec_suite, &knc_fake_suite,
 		  &knc_events_suite, &knc_identity_suite, &knc_event_init_suite,
-		  &knc_sched_suite, &knc_counting_suite, &knc_owner_suite,
+		  &knc_sched_suite, &knc_counting_suite, &knc_takeover_suite,
+		  &knc_owner_suite,
 		  &knc_pmi_suite, &knc_sampling_suite, &knc_core_suite,
 		  &knc_ring3_suite);
 

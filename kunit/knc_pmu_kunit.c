@@ -1170,8 +1170,12 @@ static void knc_probe_refuses_held_counters(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, knc_counters_free());
 }
 
-static struct kunit_case knc_owner_cases[] = {
-	KUNIT_CASE(knc_reserve_conflict_gives_ebusy),
+/*
+ * Taking a thread at its first event, giving it back, CPU hotplug and the
+ * probe: none of it needs the reservation API, so these run on every
+ * kernel, with or without Intel support.
+ */
+static struct kunit_case knc_takeover_cases[] = {
 	KUNIT_CASE(knc_first_event_takes_its_thread),
 	KUNIT_CASE(knc_cpuhp_online_takes_at_first_event),
 	KUNIT_CASE(knc_cpuhp_online_leaves_unowned_pmu),
@@ -1182,6 +1186,19 @@ static struct kunit_case knc_owner_cases[] = {
 	KUNIT_CASE(knc_probe_refuses_failed_readback),
 	KUNIT_CASE(knc_probe_refuses_stuck_counter),
 	KUNIT_CASE(knc_probe_refuses_faulting_msr),
+	{}
+};
+
+struct kunit_suite knc_takeover_suite = {
+	.name = "knc_takeover",
+	.init = knc_core_init,
+	.exit = knc_test_exit,
+	.test_cases = knc_takeover_cases,
+};
+
+/* The reservation itself, which exists only with Intel support. */
+static struct kunit_case knc_owner_cases[] = {
+	KUNIT_CASE(knc_reserve_conflict_gives_ebusy),
 	KUNIT_CASE(knc_probe_refuses_held_counters),
 	{}
 };

@@ -324,7 +324,7 @@ skip_allowed()
 # ktap_tally NAME KTAP RES ALLOW: fold one KTAP document into RES
 ktap_tally()
 {
-	local name=$1 ktap=$2 res=$3 allow=$4 out line kp kf kc ks ke krc=0 path
+	local name=$1 ktap=$2 res=$3 allow=$4 out line kp kf kc ks ke kd krc=0 path
 
 	out=$ktap.txt
 	python3 "$KNC_SRC/tools/testing/kunit/kunit.py" parse "$ktap" >"$out" 2>&1 || krc=$?
@@ -352,9 +352,16 @@ ktap_tally()
 		result "$res" "failure stage $name: kunit.py parse exited $krc on $(basename "$ktap") with no failed leaf"
 		result "$res" "f 1"
 	fi
-	# the SKIP policy: every reason must be one the table allows here.
-	# A suite (top level, not indented) skips only when all its cases
-	# did, and KUnit gives it no reason: its cases' reasons are checked.
+	# kunit.py reads the first KTAP document of a file and ignores the
+	# rest: a file with two is two runs, of which one would go unread
+	kd=$(grep -cE '^(\[[^]]*\] )?KTAP version' "$ktap" || true)
+	if [ "$kd" -gt 1 ]; then
+		result "$res" "failure stage $name: $(basename "$ktap") holds $kd KTAP documents; only the first would be read"
+		result "$res" "f 1"
+	fi
+	# the SKIP policy: every reason must be one the table allows here, at
+	# any depth.  A KUnit suite that skipped because all its cases did
+	# has no reason ("ok 1 k # SKIP "): its cases' reasons are checked.
 	while IFS= read -r line; do
 		if skip_allowed "$line" "$allow"; then
 			result "$res" "skip stage $name: $line"
@@ -362,7 +369,16 @@ ktap_tally()
 			result "$res" "failure stage $name: SKIP not allowed in this stage: $line"
 			result "$res" "f 1"
 		fi
-	done < <(sed -n 's/^\(\[[^]]*\] \)\? \+ok [0-9]* [^#]*# SKIP \(.*\)$/\2/p' "$ktap")
+	done < <(sed -n 's/^\(\[[^]]*\] \)\? *ok [0-9]* [^#]*# SKIP \(..*\)$/\2/p' "$ktap")
+}
+
+# kunit_range CONSOLE N: the N-th KNC-KUNIT-BEGIN .. KNC-KUNIT-END range
+# of a console log, the KTAP of the N-th load of the KUnit module
+kunit_range()
+{
+	awk -v n="$2" '/^KNC-KUNIT-BEGIN$/ { r++ }
+		r == n && !done { print }
+		r == n && /^KNC-KUNIT-END/ { done = 1 }' "$1"
 }
 
 # The console's own checks: the VM ended on its own after KNC-DONE and

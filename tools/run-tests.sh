@@ -606,16 +606,27 @@ vm_stage()
 	[ "$vmrc" != 124 ] || result "$res" "failure stage $name: killed after ${S_TMO[$i]} s (tools/stages tmo)"
 
 	ktap_tally "$name" "$dir/ktap.log" "$res" "${S_ALLOW[$i]}"
+	# each kunit entry of the row loads the KUnit module once, which
+	# leaves one KNC-KUNIT-BEGIN .. END range in the console: the N-th
+	# range is the N-th entry's, tallied once, and every range is
+	# some entry's
+	kn=0
 	for s in ${S_SUITES[$i]//,/ }; do
 		[ "${s%%:*}" = kunit ] || continue
-		sed -n '/^KNC-KUNIT-BEGIN$/,/^KNC-KUNIT-END/p' "$dir/console.log" >"$dir/kunit.log"
-		if grep -q 'KTAP version' "$dir/kunit.log"; then
-			ktap_tally "$name" "$dir/kunit.log" "$res" "${S_ALLOW[$i]}"
+		kn=$((kn + 1))
+		kunit_range "$dir/console.log" "$kn" >"$dir/kunit-$kn.log"
+		if grep -q 'KTAP version' "$dir/kunit-$kn.log"; then
+			ktap_tally "$name" "$dir/kunit-$kn.log" "$res" "${S_ALLOW[$i]}"
 		else
-			result "$res" "failure stage $name: no KUnit KTAP in the console"
+			result "$res" "failure stage $name: no KUnit KTAP in the console for KUnit run $kn ($s)"
 			result "$res" "f 1"
 		fi
 	done
+	kr=$(grep -c '^KNC-KUNIT-BEGIN$' "$dir/console.log" || true)
+	if [ "$kr" != "$kn" ]; then
+		result "$res" "failure stage $name: $kr KUnit runs in the console, $kn in the row"
+		result "$res" "f 1"
+	fi
 	console_tally "$name" "$dir/console.log" "$vmrc" "$res"
 	# a suite's host side, tools/suites/NAME.host STAGE_DIR: a report
 	# from the console (stage() prints its output); it judges nothing,

@@ -142,6 +142,20 @@ else
 	verdict guest-dmesg-scan SKIP "no /bin/busybox"
 fi
 
+# The guest's suite runner: a planned check that is not defined fails,
+# and a check is planned however its definition is spelt
+if [ -x /bin/busybox ]; then
+	printf '%s\n' 'if false; then' 'check_never_defined()' '{' '	:' '}' 'fi' \
+		'check_defined() {' '	:' '}' >"$tmp/suite-undef.sh"
+	out=$(cd "$tmp" && /bin/busybox sh -c ". '$KNC_TOOLS/guest/lib.sh'; KNC_KTAP_OUT=/dev/stdout;
+		kt_indent=''; ktap_run_suite 1 '$tmp/suite-undef.sh'" 2>&1 | grep -E '^(1\.\.|(not )?ok )' | tr '\n' '|')
+	if [ "$out" = "1..2|not ok 1 never-defined|ok 2 defined|" ]; then
+		verdict guest-undefined-check-fails PASS
+	else
+		verdict guest-undefined-check-fails FAIL "got '$out'"
+	fi
+fi
+
 # The stage tally of tools/run-tests.sh (ktap_tally, console_tally,
 # skip_allowed): st_run NAME ALLOW KTAP-TEXT prints the stage's passed,
 # failed and skipped sums and its failure lines
@@ -194,6 +208,10 @@ if [ -f "$KNC_SRC/tools/testing/kunit/kunit.py" ]; then
 			"[    1.1]     ok 2 t # SKIP needs Intel support: the API" "[    1.2] ok 1 k")"
 	st_expect stage-kunit-skip-allowed-by-key '^p=1 f=0 s=1\|$' g needs-intel-support \
 		"$(printf '%s\n' "KTAP version 1" "1..2" "ok 1 u" "ok 2 t # SKIP needs Intel support: the API")"
+	st_expect stage-top-level-skip-not-allowed-fails 'f=1 s=1\|failure stage g2: SKIP not allowed in this stage: needs Intel' g2 - \
+		"$(printf '%s\n' "KTAP version 1" "1..2" "ok 1 u" "ok 2 t # SKIP needs Intel support: the API")"
+	st_expect stage-two-ktap-documents-fail 'f=[1-9].*\|failure stage j: ktap.log holds 2 KTAP documents' j - \
+		"$(printf '%s\n' "KTAP version 1" "1..1" "ok 1 u" "KTAP version 1" "1..1" "not ok 1 u")"
 	st_expect stage-skipped-suite-checked-by-its-cases 'p=1 f=1 s=1\|failure stage i: SKIP not allowed in this stage: bad' i - \
 		"$(printf '%s\n' "[ 1.0] KTAP version 1" "[ 1.0] 1..2" "[ 1.0]     KTAP version 1" \
 			"[ 1.0]     # Subtest: k" "[ 1.0]     1..1" "[ 1.1]     ok 1 t # SKIP bad: x" \
@@ -201,6 +219,19 @@ if [ -f "$KNC_SRC/tools/testing/kunit/kunit.py" ]; then
 	st_expect stage-no-ktap-fails '^p=0 f=1 s=0\|failure stage h: .*KTAP' h - ""
 else
 	verdict stage-tally-kunit-py FAIL "$KNC_SRC/tools/testing/kunit/kunit.py missing"
+fi
+
+# kunit_range: two loads of the KUnit module, each range read alone
+printf '%s\n' "[ 1.0] boot" "KNC-KUNIT-BEGIN" "[ 2.0] KTAP version 1" "[ 2.0] 1..1" \
+	"[ 2.1] ok 1 first" "KNC-KUNIT-END: insmod rc=0" "[ 3.0] between" "KNC-KUNIT-BEGIN" \
+	"[ 4.0] KTAP version 1" "[ 4.0] 1..1" "[ 4.1] not ok 1 second" "KNC-KUNIT-END: insmod rc=0" >"$tmp/ku2.log"
+r1=$(kunit_range "$tmp/ku2.log" 1 | grep -c 'ok 1' || true)
+r2=$(kunit_range "$tmp/ku2.log" 2 | grep 'ok 1' || true)
+r3=$(kunit_range "$tmp/ku2.log" 3 | wc -l)
+if [ "$r1" = 1 ] && [ "$r2" = "[ 4.1] not ok 1 second" ] && [ "$r3" = 0 ]; then
+	verdict kunit-range-each-run-alone PASS
+else
+	verdict kunit-range-each-run-alone FAIL "run 1: $r1 result lines, run 2: '$r2', run 3: $r3 lines"
 fi
 
 # console_tally's other verdicts: the guest ended (KNC-DONE, QEMU 0)

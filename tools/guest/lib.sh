@@ -66,12 +66,26 @@ skip()
 	info "SKIP: $*"
 }
 
+# expect_eq GOT WANT [WHAT]: equal, and not empty: a value a failed
+# command left empty on both sides is no match
 expect_eq()
 {
-	if [ "$1" = "$2" ]; then
+	if [ -z "$2" ]; then
+		fail "${3:+$3: }nothing to compare with (got '$1', want empty)"
+	elif [ "$1" = "$2" ]; then
 		info "${3:+$3: }$1"
 	else
 		fail "${3:+$3: }got '$1' want '$2'"
+	fi
+}
+
+# expect_num_eq GOT WANT [WHAT]: two equal numbers
+expect_num_eq()
+{
+	if knc_isnum "$1" && knc_isnum "$2" && [ "$1" = "$2" ]; then
+		info "${3:+$3: }$1"
+	else
+		fail "${3:+$3: }got '$1' want '$2' (numbers)"
 	fi
 }
 
@@ -125,10 +139,11 @@ kt_name()
 	echo "${1#check_}" | tr _ -
 }
 
-# The plan of a suite file: its check functions, in order.
+# The plan of a suite file: its check functions, in order, however the
+# definition is spelt ("check_x()", "check_x ()", "check_x() {").
 ktap_plan()
 {
-	sed -n 's/^\(check_[A-Za-z0-9_]*\)()[[:space:]]*$/\1/p' "$1"
+	sed -n 's/^\(check_[A-Za-z0-9_]*\)[[:space:]]*().*$/\1/p' "$1"
 }
 
 # ktap_run_suite N FILE: the suite in FILE as test N of the top level;
@@ -156,7 +171,13 @@ ktap_run_suite()
 		kt_cur=$(kt_name "$rs_fn")
 		echo "KNC-CHECK: $kt_cur"
 		echo "$kt_cur" >/tmp/knc-check
-		"$rs_fn"
+		# a planned check that is not defined (inside an if, say)
+		# fails instead of printing "not found" and passing
+		if command -v "$rs_fn" >/dev/null 2>&1; then
+			"$rs_fn"
+		else
+			fail "$rs_fn is in the plan but not defined"
+		fi
 		case "$kt_res" in
 		pass) kt_print "${kt_indent}ok $rs_i $kt_cur" ;;
 		skip) kt_print "${kt_indent}ok $rs_i $kt_cur # SKIP $kt_skip" ;;

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=sh
 #
-# On the debug kernel, the last of a stage's suites: nothing the stage
-# ran leaked (vm-begin forgot what boot left).
+# On a kernel with kmemleak (standalone, debug), the last of the suites
+# of every row that loads the module: nothing the stage ran leaked
+# (vm-begin forgot what boot left).
 
 check_kmemleak_clean()
 {

@@ -16,20 +16,27 @@ R3_KNOB=$R3_PMU/rdpmc
 R3_W=/knc/workload-1000000
 
 # r3_stat EVENT PROG [ARGS...]: the count perf stat shows for EVENT over
-# PROG (inherited by its children); PROG's stdout is left in /tmp/r3.out
+# PROG (inherited by its children); PROG's stdout is left in /tmp/r3.out,
+# perf's exit status in /tmp/r3.rc
 r3_stat()
 {
 	r3_ev=$1
 	shift
-	perf stat -x, -o /tmp/r3.csv -e "$r3_ev" -- "$@" >/tmp/r3.out 2>/tmp/r3.err
+	r3_rc=0
+	perf stat -x, -o /tmp/r3.csv -e "$r3_ev" -- "$@" >/tmp/r3.out 2>/tmp/r3.err || r3_rc=$?
+	echo "$r3_rc" >/tmp/r3.rc
 	grep -v '^#' /tmp/r3.csv | grep . | head -n 1 | cut -d, -f1
 }
 
-# r3_exact EVENT PROG [ARGS...]: PROG prints the count EVENT must show
+# r3_exact EVENT PROG [ARGS...]: PROG prints the count EVENT must show;
+# both sides numbers (perf stat kills PROG before exec when it cannot
+# open the event: then both are empty), and perf's exit status 0
 r3_exact()
 {
 	r3_c=$(r3_stat "$@")
-	expect_eq "$r3_c" "$(head -n 1 /tmp/r3.out)" "count"
+	[ "$(cat /tmp/r3.rc)" = 0 ] || info "perf stat exit $(cat /tmp/r3.rc): $(head -c 300 /tmp/r3.err)"
+	expect_num_eq "$r3_c" "$(head -n 1 /tmp/r3.out)" "count"
+	expect_eq "$(cat /tmp/r3.rc)" 0 "perf stat exit status"
 }
 
 check_spflt_format()
