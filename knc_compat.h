@@ -2,7 +2,7 @@
 /*
  * Every kernel-version difference knc-perf cares about, in one place.
  * Built and tested on Debian's 6.1 and 6.12 and on the newest 7.x source
- * in Debian's archive (Documentation/knc-pmu.rst, "Kernels").
+ * in Debian's archive (Documentation/knc-pmu.rst, "Kernel versions").
  */
 #ifndef KNC_COMPAT_H
 #define KNC_COMPAT_H
