@@ -108,7 +108,8 @@ check_compare_measure()
 		cm $cm_p dbg-pp "$cm_d"
 		# one self-read through RDPMC and through read(2), measured
 		# with the other counter (its own KNC-CMP lines)
-		taskset -c 0 /knc/selfread-cost $cm_p >/tmp/cm-sr.out 2>&1
+		taskset -c 0 /knc/selfread-cost $cm_p >/tmp/cm-sr.out 2>&1 ||
+			fail "selfread-cost $cm_p exit $?: $(tail -n 2 /tmp/cm-sr.out | tr '\n' ' ')"
 		grep -v '^KNC-CMP: ' /tmp/cm-sr.out | sed 's/^/| /'
 		sed -n 's/^KNC-CMP: \(.*\)$/\1/p' /tmp/cm-sr.out | while read -r cm_l; do
 			# shellcheck disable=SC2086 # PMU METRIC VALUE

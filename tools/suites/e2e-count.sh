@@ -13,10 +13,16 @@ E2E_BRANCHES=$(w_branches $E2E_N)
 E2E_CYCLES=$(w_cycles $E2E_N)
 E2E_LONG_N=50000000
 E2E_LONG=/knc/workload-$E2E_LONG_N
-# percent a multiplexed count may stray from the exact one: each rotation
-# costs the debug kernel more guest time (measured 5.2-5.5% there, under
-# 3% elsewhere)
-E2E_MUX_BOUND=5
+# percent a multiplexed count may stray from the exact one.  perf scales
+# each count by the time it ran; the core rotates the events at each tick
+# (HZ=250: 4 ms, 4*10^6 instructions at one a nanosecond), so a share is
+# known to about a tick of $E2E_LONG's 25 (10^8 instructions), and exec
+# and exit, which a :u event does not count but whose time it is charged
+# (4.2*10^6 kernel instructions on the 7.3 standalone kernel, about
+# another tick), shift one event's share by up to one more: 2/25 = 8%.
+# Measured: worst 5.09% on 7.3, 0.41% on 6.12 (exec 0.5*10^6).  Each
+# rotation costs the debug kernel more (measured 5.2-5.5% there on 6.12).
+E2E_MUX_BOUND=8
 [ "$KNC_KERNEL" != debug ] || E2E_MUX_BOUND=10
 
 check_stat_instructions_u_exact()

@@ -106,12 +106,14 @@ check_model_edge_branches_u()
 	expect_range "$(stat_count knc/event=0x12,edge=1/u $EM_W)" $((EM_BRANCHES - 10)) $EM_BRANCHES
 }
 
-# em_evtsel EVENT WANT [SPFLT-WANT]: with EVENT counting system-wide on
-# CPU 0, the EvtSel (0x28/0x29) of the enabled counter N is WANT (INT,
-# set by the driver on every event, left out), GLOBAL_CTRL (0x2f) has
-# bit N, and PERF_SPFLT_CONTROL (0x2c) bit N is SPFLT-WANT (default 0)
+# em_evtsel EVENT WANT [SPFLT-WANT [COUNTER]]: with EVENT counting
+# system-wide on CPU 0, the EvtSel (0x28/0x29) of the enabled counter N
+# is WANT (INT, set by the driver on every event, left out), GLOBAL_CTRL
+# (0x2f) has bit N, PERF_SPFLT_CONTROL (0x2c) bit N is SPFLT-WANT
+# (default 0), and N is COUNTER when given
 em_evtsel()
 {
+	em_want_n=${4:-}
 	perf stat -a -C 0 -x, -e "$1" -o /tmp/mc-evtsel.out -- sleep 1 >/dev/null 2>&1 &
 	em_pid=$!
 	em_i=0
@@ -139,6 +141,7 @@ em_evtsel()
 	expect_eq "$(printf %#x $((${em_got#* } & ~MC_INT)))" "$(printf %#x $(($2)))" "EvtSel without INT"
 	expect_eq $((($6 >> em_n) & 1)) 1 "GLOBAL_CTRL bit $em_n"
 	expect_eq $((($7 >> em_n) & 1)) "$3" "SPFLT_CONTROL bit $em_n"
+	[ -z "$em_want_n" ] || expect_eq "$em_n" "$em_want_n" "counter"
 }
 
 check_model_evtsel_edge_inv_cmask_any_u()
@@ -155,6 +158,19 @@ check_model_evtsel_cmask_k()
 check_model_evtsel_event0_vpu_umask_uk()
 {
 	em_evtsel knc/event=0x0,umask=0x20/ $((0x2000 | MC_USR | MC_OS | MC_EN))
+}
+
+# The L2 events (umask 0x10; knc_counter0_only() in knc_events.c says
+# where that comes from) count on counter 0 only; any other event takes
+# the highest free counter, so that counter 0 stays free for them
+check_model_evtsel_l2_on_counter0_u()
+{
+	em_evtsel knc/event=0x0,umask=0x10/u $((0x1000 | MC_USR | MC_EN)) 0 0
+}
+
+check_model_evtsel_plain_on_counter1_u()
+{
+	em_evtsel knc/event=0x16/u $((0x16 | MC_USR | MC_EN)) 0 1
 }
 
 check_model_evtsel_spflt_u()

@@ -84,9 +84,15 @@ check_after_rmmod()
 		n1_busy=$!
 		n1_sleeper=$n1_busy
 	fi
-	perf stat -x, -e task-clock -- sleep 1 2>&1 >/dev/null | sed 's/^/KNC-INFO: task-clock: /'
-	perf stat -x, -e task-clock -- sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done' \
-		2>&1 >/dev/null | sed 's/^/KNC-INFO: task-clock: /'
+	# perf still opens, counts and closes task events after the unload
+	n1_tc=$(perf stat -x, -e task-clock -- sleep 1 2>&1 >/dev/null | grep -v '^#' |
+		head -n 1 | cut -d, -f1)
+	expect_true "perf stat of sleep 1 counted task-clock ('$n1_tc' ms)" \
+		knc_isnum "${n1_tc%%.*}"
+	n1_tc=$(perf stat -x, -e task-clock -- sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done' \
+		2>&1 >/dev/null | grep -v '^#' | head -n 1 | cut -d, -f1)
+	expect_true "perf stat of a busy loop counted task-clock ('$n1_tc' ms)" \
+		knc_isnum "${n1_tc%%.*}"
 	kill "$n1_busy" "$n1_sleeper" 2>/dev/null
 	wait "$n1_busy" "$n1_sleeper" 2>/dev/null
 	sleep 1

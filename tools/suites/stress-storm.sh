@@ -48,19 +48,24 @@ check_storm_sampler()
 	expect_eq "$(grep '^STORMREC' /tmp/storm.out | grep -vc ' samples=0 ')" 4 "events with samples"
 }
 
-# engaged: every event paused, and no burst went past the count limit;
-# bursts may end sooner, on the PMI time share (max_pmi_time_percent),
-# which on the debug kernel comes first
+# engaged: every event paused, and no burst went past twice the count
+# limit.  The throttle stops an event after max_samples_per_tick PMIs in
+# one tick and restarts it at the next; stormrec sees a pause only in a
+# gap of 2 ms or more, so a throttle that comes less than 2 ms before the
+# tick (HZ=250: a 4 ms tick) leaves no pause, and the bursts of two ticks
+# read as one (measured up to 501 at a limit of 400 on the 7.3 kernel,
+# whose PMIs take longer).  Bursts may end sooner, on the PMI time share
+# (max_pmi_time_percent), which on the debug kernel comes first.
 check_storm_throttle_engaged()
 {
 	ss_v=$(grep '^STORMREC' /tmp/storm.out | tr ' =' '\n\n' | awk -v m="$ss_mspt" '
 		$0 == "cpu" { getline; cpu = $0 } $0 == "period" { getline; p = $0 }
 		$0 == "pauses" { getline; q = $0 } $0 == "maxburst" { getline; mb = $0 }
 		$0 == "medburst" { getline; md = $0 }
-		$0 == "hup" { n++; if (q < 1 || mb > m + 1) bad = bad " cpu" cpu "/c" p ":pauses=" q ",maxburst=" mb
+		$0 == "hup" { n++; if (q < 1 || mb > 2 * m + 1) bad = bad " cpu" cpu "/c" p ":pauses=" q ",maxburst=" mb
 			tot += q; desc = desc " cpu" cpu "/c" p ":" q "x" md }
 		END { printf "%s %d pauses, median burst per event:%s%s\n", (n && bad == "") ? "PASS" : "FAIL", tot, desc, bad }')
-	expect_verdict "$ss_v (limit $ss_mspt/tick)"
+	expect_verdict "$ss_v (limit $ss_mspt/tick, a burst at most two ticks')"
 }
 
 # lifts: samples come back after every pause, up to the end
