@@ -264,7 +264,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 			knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
 		knc_pmi_unmask(cpuc);
 		if (was_enabled)
-			knc_pmu_enable(&knc_pmu);
+			knc_pmu_restart(cpuc);
 		return status ? NMI_HANDLED : NMI_DONE;
 	}
 
@@ -302,7 +302,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 
 	/* 7. Restart, unless perf has the PMU disabled right now. */
 	if (was_enabled)
-		knc_pmu_enable(&knc_pmu);
+		knc_pmu_restart(cpuc);
 
 	knc_pmi_account(cpuc, start);
 	knc_count_pmi();

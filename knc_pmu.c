@@ -253,18 +253,28 @@ void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
 }
 
 /*
- * SPFLT_CONTROL first, so nothing counts ungated once GLOBAL_CTRL is on;
- * the preference's owner is settled while still disabled, where no PMI
- * calls this again.
+ * The end of a pmu_disable() bracket: SPFLT_CONTROL first, so nothing
+ * counts ungated once GLOBAL_CTRL is on.  The PMI handler ends its own
+ * bracket here.
+ */
+void knc_pmu_restart(struct knc_cpu_hw *cpuc)
+{
+	cpuc->enabled = true;
+	knc_spflt_sync(cpuc);
+	knc_ctrl_sync(cpuc);
+}
+
+/*
+ * The perf core's brackets may have swapped this CPU's task context
+ * (knc_spflt_follow_task()); the PMI's cannot, so only these settle the
+ * preference's owner, while still disabled.
  */
 void knc_pmu_enable(struct pmu *pmu)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 
 	knc_spflt_follow_task(cpuc);
-	cpuc->enabled = true;
-	knc_spflt_sync(cpuc);
-	knc_ctrl_sync(cpuc);
+	knc_pmu_restart(cpuc);
 }
 
 void knc_pmu_disable(struct pmu *pmu)

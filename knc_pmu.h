@@ -224,6 +224,7 @@ void knc_pmu_start(struct perf_event *event, int flags);
 void knc_pmu_stop(struct perf_event *event, int flags);
 void knc_pmu_read(struct perf_event *event);
 void knc_pmu_enable(struct pmu *pmu);
+void knc_pmu_restart(struct knc_cpu_hw *cpuc);
 void knc_pmu_disable(struct pmu *pmu);
 void knc_event_update(struct perf_event *event);
 void knc_set_period(struct perf_event *event);
