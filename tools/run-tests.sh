@@ -252,6 +252,13 @@ stock_image()
 		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
 }
 
+# debian_kernel: tools/debian-kernel.sh's directory, Debian's own kernel
+# of the newest 7.x line (stock-7), fetched and unpacked once
+debian_kernel()
+{
+	"$KNC_TOOLS/debian-kernel.sh" 2>/dev/null
+}
+
 # kernel_dir KERNEL: the build directory of one of this project's
 # kernels: test, standalone, debug from the newest 7.x source, and
 # SERIES-VARIANT (6.1-standalone, 6.12-standalone) from linux-source-SERIES
@@ -267,6 +274,7 @@ kernel_dir()
 kernel_image()
 {
 	case "$1" in
+	stock-7) echo "$(debian_kernel)/vmlinuz" ;;
 	stock-*) echo "/boot/vmlinuz-$(stock_version "${1#stock-}")" ;;
 	*) echo "$(kernel_dir "$1")/arch/x86/boot/bzImage" ;;
 	esac
@@ -279,6 +287,10 @@ for k in stock-6.12 stock-6.1; do
 	stage_needs "$k" || continue
 	why=$(stock_image "${k#stock-}") || broken[$k]="Debian's $k kernel: $why"
 done
+if stage_needs stock-7; then
+	why=$("$KNC_TOOLS/debian-kernel.sh" 2>&1 >/dev/null) ||
+		broken[stock-7]="Debian's 7.x kernel: $(printf '%s\n' "$why" | tail -n 1)"
+fi
 for k in "${!broken[@]}"; do
 	setup_failures+=("set-up: ${broken[$k]}")
 done
@@ -287,7 +299,7 @@ done
 # of the table's: a stage starts once its kernel (and QEMU, for the
 # model) is built, while the other builds go on.  The kernels one after
 # another (build-test-kernel.sh takes one lock for all: 2 cores), the
-# debug kernel first, for make stress's longest stages; QEMU before them.
+# debug kernel first, for make stress's longest stages; QEMU beside the first.
 # make test's table names one kernel of ours, standalone (README, "Time").
 # kernel_built KERNEL: its build is up to date (lib.sh read again in a
 # subshell for that kernel's fragments and directory)
@@ -304,13 +316,12 @@ kernel_built()
 }
 
 builds=() prev=-
-# QEMU first, then the kernels: side by side, four compilers on two cores
-# took 15m20s for the two (QEMU 11m25s of it) where one after the other
-# takes about 12 minutes (3m58s and 7m54s, measured on this 2-core
-# machine); the stages that need QEMU alone start as soon as it is built
+# QEMU beside the first kernel, the kernels one after another: QEMU's
+# ninja and a kernel's make all take turns (knc_compile_lock, tools/lib.sh),
+# while fetching, extracting and configuring the one overlaps the other's
+# compile
 if stage_needs model; then
 	builds+=("build-qemu:-")
-	prev=build-qemu
 fi
 for k in debug test standalone 6.1-standalone 6.12-standalone; do
 	# the check stage builds knc-perf-kunit.ko against the standalone kernel
@@ -359,6 +370,11 @@ build_modules()
 		cp "${KNC_DRIVER_SRC:-$KNC_TOP}"/{Makefile,Kbuild} "${KNC_DRIVER_SRC:-$KNC_TOP}"/knc_*.[ch] "$dir/"
 		cp -r "${KNC_DRIVER_SRC:-$KNC_TOP}/kunit" "$dir/"
 		case "$1" in
+		stock-7)
+			d=$(debian_kernel) || exit 1
+			kdir=$(echo "$d"/root/usr/src/linux-headers-*-amd64)
+			cp "$d/msr.ko" "$dir/"
+			;;
 		stock-*)
 			v=$(stock_version "${1#stock-}") || exit 1
 			kdir=/usr/src/linux-headers-$v
