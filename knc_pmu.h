@@ -161,8 +161,8 @@ u64 knc_hw_read(u32 msr);
 void knc_hw_write(u32 msr, u64 val);
 int knc_hw_read_safe(u32 msr, u64 *val);
 int knc_hw_write_safe(u32 msr, u64 val);
-u32 knc_hw_lvtpc_read(void);
-void knc_hw_lvtpc_write(u32 val);
+u32 knc_hw_apic_read(u32 reg);
+void knc_hw_apic_write(u32 reg, u32 val);
 u64 knc_hw_clock(void);
 unsigned int knc_hw_tick_seq(void);
 #else
@@ -186,15 +186,19 @@ static inline int knc_hw_write_safe(u32 msr, u64 val)
 	return knc_wrmsr_safe(msr, val);
 }
 
-/* apic_write() is a static call modules cannot reach (notes.md). */
-static __always_inline u32 knc_hw_lvtpc_read(void)
+/*
+ * The local APIC.  apic_read() and apic_write() are static calls
+ * (arch/x86/include/asm/apic.h) whose trampolines x86 does not export, so
+ * a module goes through the exported apic driver's methods instead.
+ */
+static __always_inline u32 knc_hw_apic_read(u32 reg)
 {
-	return apic->read(APIC_LVTPC);
+	return apic->read(reg);
 }
 
-static __always_inline void knc_hw_lvtpc_write(u32 val)
+static __always_inline void knc_hw_apic_write(u32 reg, u32 val)
 {
-	apic->write(APIC_LVTPC, val);
+	apic->write(reg, val);
 }
 
 /* The clock the perf core uses for frequency mode (perf_clock()). */
@@ -269,5 +273,19 @@ extern const struct attribute_group *knc_attr_groups[];
 int knc_map_generic(const struct perf_event_attr *attr, u64 *config);
 bool knc_counter0_only(u64 config);
 unsigned long knc_allowed_counters(u64 config);
+
+/*
+ * LVTPC is the only APIC register the driver writes: the PMI is an NMI,
+ * which the APIC does not track as in service, so it never needs an EOI.
+ */
+static __always_inline u32 knc_hw_lvtpc_read(void)
+{
+	return knc_hw_apic_read(APIC_LVTPC);
+}
+
+static __always_inline void knc_hw_lvtpc_write(u32 val)
+{
+	knc_hw_apic_write(APIC_LVTPC, val);
+}
 
 #endif /* KNC_PMU_H */

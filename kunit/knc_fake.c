@@ -400,20 +400,34 @@ int knc_hw_write_safe(u32 msr, u64 val)
 	return 0;
 }
 
-u32 knc_hw_lvtpc_read(void)
+/* The APIC has one register here, LVTPC; any other access is a violation. */
+u32 knc_hw_apic_read(u32 reg)
 {
 	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
 
-	knc_fake_record(t, KNC_FAKE_LVT_READ, APIC_LVTPC, t->lvtpc);
+	knc_fake_record(t, KNC_FAKE_LVT_READ, reg, t->lvtpc);
+	if (reg != APIC_LVTPC) {
+		t->violations++;
+		return 0;
+	}
 	return t->lvtpc;
 }
 
-/* Unmasking while the status is not clear breaks the spec's central rule. */
-void knc_hw_lvtpc_write(u32 val)
+/*
+ * Unmasking while the status is not clear breaks the spec's central rule.
+ * An EOI is a violation too: the PMI comes as an NMI, which the APIC does
+ * not hold in service, so the EOI would end some other interrupt.
+ */
+void knc_hw_apic_write(u32 reg, u32 val)
 {
 	struct knc_fake_thread *t = this_cpu_ptr(&knc_fake_threads);
 
-	knc_fake_record(t, KNC_FAKE_LVT_WRITE, APIC_LVTPC, val);
+	knc_fake_record(t, KNC_FAKE_LVT_WRITE, reg, val);
+	if (reg != APIC_LVTPC) {
+		t->violations++;
+		knc_fake_after_access(t);
+		return;
+	}
 	if (!(val & APIC_LVT_MASKED)) {
 		t->status_at_unmask = t->status;
 		if (t->status && (t->lvtpc & APIC_LVT_MASKED))

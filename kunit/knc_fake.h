@@ -15,7 +15,7 @@
 enum knc_fake_op {
 	KNC_FAKE_RDMSR,
 	KNC_FAKE_WRMSR,
-	KNC_FAKE_LVT_READ,	/* msr = APIC_LVTPC */
+	KNC_FAKE_LVT_READ,	/* msr = the APIC register, APIC_LVTPC */
 	KNC_FAKE_LVT_WRITE,
 };
 

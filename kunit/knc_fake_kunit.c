@@ -180,6 +180,22 @@ static void knc_fake_apic_delivers_on_edges(struct kunit *test)
 	t->violations = 0;
 }
 
+/*
+ * The PMI is an NMI, which the APIC does not hold in service: an EOI
+ * would end whatever ordinary interrupt is, so the fake refuses it.
+ */
+static void knc_fake_apic_refuses_eoi(struct kunit *test)
+{
+	struct knc_fake_thread *t = knc_test_fake();
+
+	ON_TEST_CPU(knc_hw_lvtpc_write(APIC_DM_NMI));
+	KUNIT_EXPECT_EQ(test, t->violations, 0);
+	ON_TEST_CPU(knc_hw_apic_write(APIC_EOI, APIC_EOI_ACK));
+	KUNIT_EXPECT_EQ(test, t->violations, 1);
+	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
+	t->violations = 0;
+}
+
 /* The probe's failure modes: a register that reads a constant. */
 static void knc_fake_frozen_register(struct kunit *test)
 {
@@ -254,6 +270,7 @@ static struct kunit_case knc_fake_cases[] = {
 	KUNIT_CASE(knc_fake_gates_on_spflt),
 	KUNIT_CASE(knc_fake_status_is_sticky),
 	KUNIT_CASE(knc_fake_apic_delivers_on_edges),
+	KUNIT_CASE(knc_fake_apic_refuses_eoi),
 	KUNIT_CASE(knc_fake_frozen_register),
 	KUNIT_CASE(knc_fake_latches_one_nmi),
 	{}

@@ -29,7 +29,9 @@
 # does not allow it.
 #
 # The last lines: a table with each stage's wall time and counts, the
-# failures, the skips and overrides, then "N passed, N failed".  The exit
+# failures, the skips and overrides, the runner's own checks (each VM up
+# and ended, vm-begin, vm-end, a clean console: bookkeeping, counted
+# apart from the project's checks), then "N passed, N failed".  The exit
 # status is non-zero if anything failed.
 #
 # Environment: KNC_CACHE (default ~/.cache/knc-pmu) is the only KNC_*
@@ -144,7 +146,7 @@ kill_tree()
 
 summary()
 {
-	local rc=$? i name f p fl sk t tp=0 tf=0 res failures=() skips=()
+	local rc=$? i name f p fl sk t tp=0 tf=0 tb=0 res failures=() skips=()
 
 	[ "$summary_done" = 0 ] || return 0
 	summary_done=1
@@ -181,6 +183,7 @@ summary()
 			"${S_CPU[i]}" "${S_SMP[i]}" "$t" "$p" "$fl" "$sk"
 		tp=$((tp + p))
 		tf=$((tf + fl))
+		tb=$((tb + $(sed -n 's/^bookkeeping //p' "$res" | grep . || echo 0)))
 		while IFS= read -r f; do failures+=("$f"); done < <(sed -n 's/^failure //p' "$res")
 		while IFS= read -r f; do skips+=("$f"); done < <(sed -n 's/^skip //p' "$res")
 	done
@@ -200,6 +203,7 @@ summary()
 		echo "Skipped and overridden (each counted in no stage's passes):"
 		printf '  - %s\n' "${skips[@]}"
 	fi
+	echo "The runner's own checks, counted apart: $tb passed (each VM came up, ran vm-begin and vm-end, ended, and left a clean console; a failure of one is among the failures)"
 	echo "$tp passed, $tf failed"
 	[ "$tf" = 0 ] && [ "$tp" -gt 0 ] || exit 1
 	exit 0
@@ -630,6 +634,7 @@ vm_stage()
 	[ "$vmrc" != 124 ] || result "$res" "failure stage $name: killed after ${S_TMO[$i]} s (tools/stages tmo)"
 
 	ktap_tally "$name" "$dir/ktap.log" "$res" "${S_ALLOW[$i]}"
+	bookkeeping_split "$dir/ktap.log" "$res"
 	# each kunit entry of the row loads the KUnit module once, which
 	# leaves one KNC-KUNIT-BEGIN .. END range in the console: the N-th
 	# range is the N-th entry's, tallied once, and every range is
@@ -700,7 +705,7 @@ build_stage()
 # stage I in the background: its result file, whatever happens inside
 stage()
 {
-	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} t0 p f s why=
+	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} t0 p f s b why=
 
 	t0=$(date +%s)
 	mkdir -p "$dir"
@@ -730,6 +735,7 @@ stage()
 	p=$(awk '$1 == "p" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
 	f=$(awk '$1 == "f" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
 	s=$(awk '$1 == "s" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
+	b=$(awk '$1 == "b" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
 	# a failure line without a count still fails the stage
 	if [ "$f" = 0 ] && grep -q '^failure ' "$dir/result.tmp"; then
 		f=1
@@ -738,10 +744,11 @@ stage()
 		echo "passed $p"
 		echo "failed $f"
 		echo "skipped $s"
+		echo "bookkeeping $b"
 		echo "time $(knc_elapsed "$t0")"
 		grep -E '^(failure|skip) ' "$dir/result.tmp" || true
 	} >"$dir/result"
-	echo "[test] stage $name: $p passed, $f failed, $s skipped in $(knc_elapsed "$t0")"
+	echo "[test] stage $name: $p passed, $f failed, $s skipped in $(knc_elapsed "$t0")$([ "$b" = 0 ] || echo " (and $b of the runner's own)")"
 	grep '^failure ' "$dir/result.tmp" | sed 's/^failure /[test]   /' | head -n 20 || true
 	[ ! -f "$dir/tail.txt" ] || cat "$dir/tail.txt"
 	cat "$dir"/*.host.out 2>/dev/null || true

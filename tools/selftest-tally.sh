@@ -36,8 +36,8 @@ good()
 }
 good >"$tmp/good.log"
 
-# console_tally: ct_run NAME CONSOLE-FILE RC prints the stage's passed
-# and failed sums
+# console_tally: ct_run NAME CONSOLE-FILE RC prints the stage's passed,
+# bookkeeping (the console's checks are) and failed sums
 ct_run()
 {
 	local d=$tmp/ct-$1
@@ -45,7 +45,8 @@ ct_run()
 	mkdir -p "$d"
 	: >"$d/result.tmp"
 	console_tally "$1" "$2" "$3" "$d/result.tmp" >/dev/null 2>&1 || true
-	awk '$1 == "p" { p += $2 } $1 == "f" { f += $2 } END { printf "p=%d f=%d\n", p, f }' "$d/result.tmp"
+	awk '$1 == "p" { p += $2 } $1 == "b" { b += $2 } $1 == "f" { f += $2 }
+		END { printf "p=%d b=%d f=%d\n", p, b, f }' "$d/result.tmp"
 }
 
 # ct_expect CASE WANT CONSOLE-FILE RC
@@ -61,13 +62,13 @@ ct_expect()
 	fi
 }
 
-ct_expect console-clean-passes "p=2 f=0" "$tmp/good.log" 0
-ct_expect console-missing-file-fails "p=0 f=2" "$tmp/nonexistent.log" 0
+ct_expect console-clean-passes "p=0 b=2 f=0" "$tmp/good.log" 0
+ct_expect console-missing-file-fails "p=0 b=0 f=2" "$tmp/nonexistent.log" 0
 
 # every report of the list, as the kernel prints it, fails the console
 while IFS='|' read -r name line; do
 	{ good | head -n 3; printf '%s\n' "$line"; good | tail -n +4; } >"$tmp/$name.log"
-	ct_expect "console-$name-fails" "p=1 f=1" "$tmp/$name.log" 0
+	ct_expect "console-$name-fails" "p=0 b=1 f=1" "$tmp/$name.log" 0
 done <<'LINES'
 unknown-nmi|[   12.345678] Uhhuh. NMI received for unknown reason 20 on CPU 1.
 dazed|[   12.345679] Dazed and confused, but trying to continue
@@ -91,11 +92,11 @@ LINES
 
 # the documented exceptions (tools/kernel-log-ok.ere) are not reports
 { good | head -n 3; printf '%s\n' "[   14.342232] INFO: NMI handler (knc_pmi_handle [knc_perf]) took too long to run: 3.488 msecs"; good | tail -n +4; } >"$tmp/nmi-duration.log"
-ct_expect console-ok-list-passes "p=2 f=0" "$tmp/nmi-duration.log" 0
+ct_expect console-ok-list-passes "p=0 b=2 f=0" "$tmp/nmi-duration.log" 0
 
 # our own markers and INFO lines are not reports
 good | sed 's/^KNC-INFO: beta.*/KNC-INFO: beta: WARNING: the workload said so/' >"$tmp/info.log"
-ct_expect marker-lines-are-not-reports "p=2 f=0" "$tmp/info.log" 0
+ct_expect marker-lines-are-not-reports "p=0 b=2 f=0" "$tmp/info.log" 0
 
 # knc_log_clean (the KUnit VM's console scan)
 if knc_log_clean "$tmp/nonexistent.log" >/dev/null; then
@@ -234,11 +235,30 @@ else
 	verdict kunit-range-each-run-alone FAIL "run 1: $r1 result lines, run 2: '$r2', run 3: $r3 lines"
 fi
 
+# bookkeeping_split: the passes of vm-begin and vm-end are the runner's,
+# counted apart; the suites' own stay the project's, and a failure of
+# vm-end stays a failure
+printf '%s\n' 'KTAP version 1' '1..3' '    KTAP version 1' '    # Subtest: vm-begin' '    1..2' \
+	'    ok 1 vm-cpus' '    ok 2 vm-cpu-model' 'ok 1 vm-begin' '    KTAP version 1' \
+	'    # Subtest: load' '    1..2' '    ok 1 insmod' '    ok 2 rmmod' 'ok 2 load' \
+	'    KTAP version 1' '    # Subtest: vm-end' '    1..1' '    not ok 1 dmesg-clean' \
+	'not ok 3 vm-end' >"$tmp/bk.ktap"
+: >"$tmp/bk.res"
+ktap_tally bk "$tmp/bk.ktap" "$tmp/bk.res" - >/dev/null 2>&1 || true
+bookkeeping_split "$tmp/bk.ktap" "$tmp/bk.res"
+bk=$(awk '$1 == "p" { p += $2 } $1 == "b" { b += $2 } $1 == "f" { f += $2 }
+	END { printf "p=%d b=%d f=%d\n", p, b, f }' "$tmp/bk.res")
+if [ "$bk" = "p=2 b=2 f=1" ]; then
+	verdict bookkeeping-counted-apart PASS
+else
+	verdict bookkeeping-counted-apart FAIL "got '$bk' want 'p=2 b=2 f=1'"
+fi
+
 # console_tally's other verdicts: the guest ended (KNC-DONE, QEMU 0)
 grep -v '^KNC-DONE' "$tmp/good.log" >"$tmp/nodone.log"
-ct_expect stage-console-no-done "p=1 f=1" "$tmp/nodone.log" 0
-ct_expect stage-console-qemu-rc "p=1 f=1" "$tmp/good.log" 1
-ct_expect stage-console-qemu-timeout "p=1 f=1" "$tmp/good.log" 124
+ct_expect stage-console-no-done "p=0 b=1 f=1" "$tmp/nodone.log" 0
+ct_expect stage-console-qemu-rc "p=0 b=1 f=1" "$tmp/good.log" 1
+ct_expect stage-console-qemu-timeout "p=0 b=1 f=1" "$tmp/good.log" 124
 
 # make demo's exit status is the runner's (tools/demo.sh with a stand-in
 # runner): a failed demo stage once left make demo at 0 (the cold run of

@@ -5,7 +5,7 @@
 # must turn the stages it names red, with every check it names among the
 # failures.
 #
-#	tools/mutants/run.sh [--only NAME[,NAME...]] [--list]
+#	tools/mutants/run.sh [--only NAME[,NAME...]] [--list] [--table]
 #
 # A mutant is one file, NAME.patch: a header of "# key: value" lines,
 # then a unified diff (-p1):
@@ -14,10 +14,14 @@
 #	# target: driver | model | harness
 #	# stages: the stages of tools/stages to run (comma-separated)
 #	# expect: a check that must fail (one line each, at least one)
+#	# e2e:    a check of an end-to-end stage (one that boots the module
+#	#         on the model: any stage but kunit) that must fail too; a
+#	#         driver mutant without one is caught by KUnit alone
 #
 # An expected check matches a line "stage S: TEXT" of the run's
 # "Failures:" list, S one of the mutant's stages, when TEXT is it or
-# begins with it followed by " ", ":" or "(".
+# begins with it followed by " ", ":" or "("; an e2e check must match
+# in a stage other than kunit.
 #
 # The target says what the diff applies to:
 #	driver	a copy of the driver's sources (Makefile, Kbuild, knc_*.[ch],
@@ -39,11 +43,18 @@
 #	SURVIVED	the run passed, or an expected check did not fail
 #	STALE		the diff no longer applies (update the mutant)
 #	ERROR		it could not be prepared (a build failed, ...)
-# The last lines: a table of every mutant, with the ones that cannot be
-# written yet (tools/mutants/not-yet), the total time, and "N killed, N
-# survived, N stale, N errors".  The exit status is non-zero unless every
-# mutant was KILLED.  One run-tests.sh at a time: the mutants run one
-# after another.  Logs: $KNC_CACHE/mutants/logs/<run>/NAME.log.
+# Each result is kept ($KNC_CACHE/mutants/results/NAME, with the commit
+# it was run at and the hash of the mutant's file), so a run of a few
+# mutants adds to the earlier ones.  The last lines: the table of every
+# mutant's last result (one whose file changed since, or that never ran,
+# is "not run"), with the ones that cannot be written yet
+# (tools/mutants/not-yet), the total time, and "N killed, N survived, N
+# stale, N errors" for this run.  The same table, with a line of totals,
+# replaces the one in tools/README.md (between its "mutants table"
+# markers): it is written by this script, never by hand.  The exit
+# status is non-zero unless every mutant of this run was KILLED.  One
+# run-tests.sh at a time: the mutants run one after another.  Logs:
+# $KNC_CACHE/mutants/logs/<run>/NAME.log.
 set -euo pipefail
 
 KNC_LOG_TAG=mutants
@@ -61,7 +72,8 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--only) only=,$2,; shift ;;
 	--list) list=1 ;;
-	*) knc_die "usage: $0 [--only NAME[,NAME...]] [--list]" ;;
+	--table) list=table ;;
+	*) knc_die "usage: $0 [--only NAME[,NAME...]] [--list] [--table]" ;;
 	esac
 	shift
 done
@@ -86,6 +98,65 @@ if [ "$list" = 1 ]; then
 		printf '%-28s %-8s %-10s %s\n' "$n" "$(header "$f" target)" \
 			"$(header "$f" stages)" "$(header "$f" what)"
 	done
+	exit 0
+fi
+
+# --- the table: every mutant's last result ---
+
+RESULTS=$WORK/results
+# table: the markdown table and its totals line, from $RESULTS
+table()
+{
+	local f n r key sha at day t seen ex e2 nk=0 nd=0 ne=0 nall=0 nrun=0
+
+	echo "| mutant | target | stages | expected to fail | end to end | result | run at | failures seen | time |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	for f in "$MDIR"/*.patch; do
+		n=$(basename "$f" .patch)
+		nall=$((nall + 1))
+		ex=$(header "$f" expect | paste -sd';' - | sed 's/;/; /g')
+		e2=$(header "$f" e2e | paste -sd';' - | sed 's/;/; /g')
+		[ "$(header "$f" target)" != driver ] || { nd=$((nd + 1)); [ -z "$e2" ] || ne=$((ne + 1)); }
+		r="not run" at=- t=- seen=-
+		if [ -f "$RESULTS/$n" ]; then
+			IFS=$'\t' read -r r key sha day t seen <"$RESULTS/$n"
+			at="$sha, $day"
+			[ "$key" = "$(sha256sum <"$f" | cut -c1-16)" ] ||
+				r="not run since its file changed" t=- seen=-
+		fi
+		[ "$r" != KILLED ] || nk=$((nk + 1))
+		[ "$r" = "not run" ] || [ "$r" = "not run since its file changed" ] || nrun=$((nrun + 1))
+		[ -n "$e2" ] || { [ "$(header "$f" target)" = driver ] && e2="KUnit only"; } || e2=-
+		echo "| $n | $(header "$f" target) | $(header "$f" stages) | $ex | $e2 | $r | $at | $seen | $t |"
+	done
+	while IFS='|' read -r n target _ what; do
+		case "$n" in '' | '#'*) continue ;; esac
+		echo "| $n | $target | - | - | - | not yet: $what | - | - | - |"
+	done <"$MDIR/not-yet"
+	echo
+	echo "$nall mutants, $nd of them of the driver ($ne with an end-to-end check); $nrun run, $nk killed."
+}
+
+# write_table: the table on stdout, in $WORK/table.md and in
+# tools/README.md, between its markers
+write_table()
+{
+	local readme=$KNC_TOOLS/README.md
+
+	table | tee "$WORK/table.md"
+	grep -q '^<!-- mutants table: tools/mutants/run.sh writes it -->$' "$readme" &&
+		grep -q '^<!-- end of the mutants table -->$' "$readme" || return 0
+	awk -v tbl="$WORK/table.md" '
+		/^<!-- mutants table: tools\/mutants\/run.sh writes it -->$/ {
+			print; print ""; while ((getline l < tbl) > 0) print l; print ""; skip = 1; next }
+		/^<!-- end of the mutants table -->$/ { skip = 0 }
+		!skip' "$readme" >"$readme.tmp" && mv "$readme.tmp" "$readme"
+	knc_log "tools/README.md: table updated" >&2
+}
+
+if [ "$list" = table ]; then
+	mkdir -p "$RESULTS"
+	write_table
 	exit 0
 fi
 
@@ -247,8 +318,11 @@ prep_model()
 
 # --- running one ---
 
-R_NAME=() R_TARGET=() R_STAGES=() R_EXPECT=() R_RESULT=() R_SEEN=() R_TIME=()
+R_RESULT=()
 nfail=0
+mkdir -p "$RESULTS"
+commit=$(git -C "$KNC_TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$KNC_TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=+
 
 # matched TEXT STAGES EXPECTED: TEXT (a failure line) is EXPECTED
 matched()
@@ -271,11 +345,14 @@ for n in "${mutants[@]}"; do
 	target=$(header "$f" target)
 	stages=$(header "$f" stages)
 	mapfile -t expect < <(header "$f" expect)
+	mapfile -t e2e < <(header "$f" e2e)
+	# the end-to-end stages: the mutant's own but kunit
+	e2e_stages=$(echo "$stages" | tr , "\n" | grep -vx kunit | paste -sd, - || true)
 	log=$logs/$n.log
 	knc_log "mutant $n ($target, $stages): $what"
 	result='' seen='' envw='' repo=$KNC_TOP
-	if [ -z "$stages" ] || [ ${#expect[@]} = 0 ]; then
-		result=ERROR seen="header: no stages or no expect line"
+	if [ -z "$stages" ] || [ $((${#expect[@]} + ${#e2e[@]})) = 0 ]; then
+		result=ERROR seen="header: no stages, or no expect or e2e line"
 	else
 		case "$target" in
 		driver) envw=$(prep_driver "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
@@ -298,6 +375,13 @@ for n in "${mutants[@]}"; do
 			done
 			[ "$ok" = 1 ] || missing+=("$e")
 		done
+		for e in "${e2e[@]}"; do
+			ok=0
+			for l in "${fails[@]}"; do
+				[ -n "$e2e_stages" ] && matched "$l" "$e2e_stages" "$e" && { ok=1; break; }
+			done
+			[ "$ok" = 1 ] || missing+=("$e (end to end)")
+		done
 		last=$(tail -n1 "$log")
 		if [ "$rc" = 0 ]; then
 			result=SURVIVED seen="the run passed: $last"
@@ -311,26 +395,16 @@ for n in "${mutants[@]}"; do
 		[ ${#fails[@]} -le 6 ] || seen+="; ... ($((${#fails[@]} - 6)) more)"
 	fi
 	[ "$result" = KILLED ] || nfail=$((nfail + 1))
-	R_NAME+=("$n") R_TARGET+=("$target") R_STAGES+=("$stages")
-	R_EXPECT+=("$(printf '%s; ' "${expect[@]}" | sed 's/; $//')")
-	R_RESULT+=("$result") R_SEEN+=("$seen") R_TIME+=("$(knc_elapsed "$t0")")
+	R_RESULT+=("$result")
+	# RESULT, when and where, what it saw: the table's row
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$result" "$(sha256sum <"$f" | cut -c1-16)" \
+		"$commit" "$(date -u +%Y-%m-%d)" "$(knc_elapsed "$t0")" "${seen//|//}" >"$RESULTS/$n"
 	knc_log "mutant $n: $result in $(knc_elapsed "$t0") ($seen)"
 done
 
-# --- the table ---
 
 echo
-echo "| mutant | target | stages | expected to fail | result | failures seen | time |"
-echo "|---|---|---|---|---|---|---|"
-for ((i = 0; i < ${#R_NAME[@]}; i++)); do
-	echo "| ${R_NAME[i]} | ${R_TARGET[i]} | ${R_STAGES[i]} | ${R_EXPECT[i]} | ${R_RESULT[i]} | ${R_SEEN[i]//|//} | ${R_TIME[i]} |"
-done
-if [ -z "$only" ]; then
-	while IFS='|' read -r n target issue what; do
-		case "$n" in '' | '#'*) continue ;; esac
-		echo "| $n | $target | - | - | not yet ($issue): $what | - | - |"
-	done <"$MDIR/not-yet"
-fi
+write_table
 echo
 k=0 s=0 st=0 er=0
 for r in "${R_RESULT[@]}"; do

@@ -31,6 +31,23 @@ check_record_same_ip()
 	expect_eq "$(printf '%s\n' "$ec_ips" | grep -c .)" 1 "distinct sample IPs"
 }
 
+# Two events, one on each counter, of different periods: a PMI is raised
+# by one counter, and only GLOBAL_STATUS says which (spec: the PMI
+# handler reads it, step 2), so each event gets its own samples only:
+# 2N+4 instructions every 10000th, N+1 branches every 7001st (a period
+# that divides neither count's multiples of the other's).
+check_record_two_events()
+{
+	if ! taskset -c 0 perf record -q -e knc/event=0x16,period=10000/u \
+		-e knc/event=0x12,period=7001/u -o /tmp/rec2.data $E2E_W >/tmp/rec2.log 2>&1; then
+		fail "perf record: $(tail -n 3 /tmp/rec2.log | tr '\n' ' ')"
+		return
+	fi
+	perf script -F event -i /tmp/rec2.data >/tmp/rec2.ev 2>/dev/null
+	expect_eq "$(grep -c 'event=0x16' /tmp/rec2.ev)" $((E2E_INSNS / 10000)) "instruction samples"
+	expect_eq "$(grep -c 'event=0x12' /tmp/rec2.ev)" $((E2E_BRANCHES / 7001)) "branch samples"
+}
+
 # Frequency mode, perf record's default, over a known span: 10^8 user
 # instructions are 0.1 s of guest time at shift 0, so 1000 Hz gives 100
 # samples once perf's period has settled.  The first tick's samples come
