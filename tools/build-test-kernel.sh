@@ -101,7 +101,6 @@ done < <(knc_fragment_lines)
 knc_log "config OK ($(grep -c '=[ym]$' "$O/.config") options on)"
 
 log=$KNC_CACHE/kernel-build-$KNC_KERNEL_NAME.log
-knc_compile_lock 7
 knc_log "building with -j$KNC_JOBS, log: $log"
 knc_run_logged "$log" "${mk[@]}" -j"$KNC_JOBS" all ||
 	knc_die "kernel build failed, full log: $log"

@@ -205,19 +205,6 @@ knc_kernel_ready()
 		[ -f "$KNC_KBUILD/Module.symvers" ]
 }
 
-# knc_compile_lock FD: wait until no other big compile (a kernel's make
-# all, QEMU's ninja) runs, and hold the lock on FD until the caller exits.
-# Two of them side by side on 2 cores took 15m20s where one after the
-# other takes about 12 minutes, but what comes before a compile (fetching
-# and extracting sources, configuring) overlaps another's compile well.
-knc_compile_lock()
-{
-	eval "exec $1>\"\$KNC_CACHE/.compile.lock\""
-	flock -n "$1" && return 0
-	knc_log "waiting for another compile to finish"
-	flock "$1"
-}
-
 # The one Debian 6.1 / 6.12 amd64 header tree under /usr/src (newest
 # wins), of the generic flavour: the glob also matches the -rt-amd64 and
 # -cloud-amd64 flavours' trees, which are other kernels.

@@ -273,7 +273,6 @@ build()
 		echo "$cfgkey" >"$b/.knc-configured"
 	fi
 	[ "$prepare_only" = 0 ] || { knc_log "configured in $b (-n: not building)"; exit 0; }
-	knc_compile_lock 7
 	knc_log "building qemu-system-x86_64 (log: $log)"
 	start=$(date +%s)
 	ninja -C "$b" -j"$KNC_JOBS" qemu-system-x86_64 >"$log" 2>&1 &
