@@ -26,8 +26,8 @@ static ssize_t knc_event_show(struct device *dev,
 	PMU_EVENT_ATTR_ID(nm, knc_event_show, (um) << 8 | (ev))
 
 /*
- * Spec table 1-6 in the spec's order, then the two spellings libpfm4 and
- * LIKWID use instead of the spec's (notes.md, "Events").  P54C events
+ * Spec table 1-6 in the spec's order, then the two spellings libpfm4
+ * (lib/events/intel_knc_events.h) and LIKWID use instead of the spec's.  P54C events
  * have umask 0x00, L2 ("CRI") events 0x10 and VPU events 0x20.
  */
 static struct attribute *knc_events_attrs[] = {
@@ -139,7 +139,8 @@ const struct attribute_group *knc_attr_groups[] = {
  * so perf may look elsewhere), KNC_MAP_NA when the combination makes no
  * sense (-EINVAL, as the x86 driver does), and otherwise the event and
  * umask with KNC_MAP_VALID set, because DATA_READ is event 0 umask 0 and
- * must not read as "unsupported" (notes.md, "Events").
+ * must not read as "unsupported" (upstream's arch/x86/events/intel/knc.c
+ * flags it the same way).
  */
 #define KNC_MAP_VALID		BIT(31)
 #define KNC_MAP_NA		U32_MAX
@@ -230,7 +231,9 @@ int knc_map_generic(const struct perf_event_attr *attr, u64 *config)
 
 /*
  * L2 events may count only on counter 0.  The sources disagree on which
- * ones (notes.md, "Counter-0-only events"); the safe reading is every
+ * ones (libpfm4's intel_knc_events.h, upstream's knc.c constraints, and
+ * Intel's VTune event list as quoted on Intel's forum:
+ * Documentation/knc-pmu.rst lists them); the safe reading is every
  * umask-0x10 event.  Codes 0xc0 and up are the L2 unit's whatever the
  * umask, and upstream constrains them by code alone, so do the same.
  */

@@ -5,11 +5,12 @@
  * The PMI arrives as an NMI through the local APIC's LVTPC entry.  The
  * handler follows spec sections 1.4.3.8 and 1.4.3.9: stop the counters,
  * read the status, clear it, handle the overflows, unmask the LVT entry,
- * restart.  perf_event_overflow() is not exported to modules (notes.md),
- * so samples go out through event->overflow_handler, the call the core
- * itself makes, and this file provides the parts of the core's overflow
- * path that users rely on: throttling, frequency mode, event_limit and
- * SIGIO.  See Documentation/knc-pmu.rst, "Sampling".
+ * restart.  perf_event_overflow() is not exported to modules (it has no
+ * EXPORT_SYMBOL in kernel/events/core.c of 6.1, 6.12 or 7.3), so samples
+ * go out through event->overflow_handler, the call the core itself
+ * makes, and this file provides the parts of the core's overflow path
+ * that users rely on: throttling, frequency mode, event_limit and SIGIO.
+ * See Documentation/knc-pmu.rst, "Sampling".
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

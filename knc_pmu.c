@@ -686,7 +686,9 @@ bool knc_cpu_matches(const struct cpuinfo_x86 *c)
 /*
  * Prove the PMU is there before touching anything else: write a counter,
  * read it back and restore it.  Emulators read unknown MSRs as 0 and drop
- * writes (notes.md, "Emulation facts"), so a readback is the only proof.
+ * writes (QEMU 7.2's helper_rdmsr() and helper_wrmsr(), target/i386/tcg/
+ * sysemu/misc_helper.c, raise no #GP for them), so a readback is the only
+ * proof.
  */
 static int knc_probe_counter(void)
 {

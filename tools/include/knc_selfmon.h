@@ -110,8 +110,8 @@ static inline void knc_barrier(void)
  * SPFLT (spec 1.4.2, table 1-1): sets PERF_SPFLT_CONTROL.USER_PREF from
  * bit 0 of a general-purpose register, at any ring.  The encoding is
  * VEX.L0.F2.0F AE /6 with a register operand (ModRM mod=11, reg=6), i.e.
- * C5 FB AE F0+r for r = eax..edi (0-7): shared/spec/notes.md, "The
- * SPFLT instruction", taken from a binutils test and NOT yet confirmed
+ * C5 FB AE F0+r for r = eax..edi (0-7), taken from binutils' test suite
+ * for the KNC (k1om) target and NOT yet confirmed
  * against the KNC instruction set manual.  Written as bytes because
  * assemblers without KNC support do not know the mnemonic.  This is the
  * only place the encoding is spelt out; asm blocks that need SPFLT on

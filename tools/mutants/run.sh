@@ -43,11 +43,13 @@
 #	SURVIVED	the run passed, or an expected check did not fail
 #	STALE		the diff no longer applies (update the mutant)
 #	ERROR		it could not be prepared (a build failed, ...)
-# Each result is kept ($KNC_CACHE/mutants/results/NAME, with the commit
-# it was run at and the hash of the mutant's file), so a run of a few
-# mutants adds to the earlier ones.  The last lines: the table of every
-# mutant's last result (one whose file changed since, or that never ran,
-# is "not run"), with the ones that cannot be written yet
+# Each run is kept ($KNC_CACHE/mutants/results/NAME.run and
+# NAME.failures, with the commit it ran at), valid for as long as the
+# mutant's target, stages and diff stay the same, and judged again
+# against its expect and e2e lines whenever a table is made: a run of a
+# few mutants adds to the earlier ones.  The last lines: the table of
+# every mutant's last result (one that never ran with its diff and
+# stages is "not run"), with the ones that cannot be written yet
 # (tools/mutants/not-yet), the total time, and "N killed, N survived, N
 # stale, N errors" for this run.  The same table, with a line of totals,
 # replaces the one in tools/README.md (between its "mutants table"
@@ -101,13 +103,91 @@ if [ "$list" = 1 ]; then
 	exit 0
 fi
 
-# --- the table: every mutant's last result ---
+# --- judging: a run's failures against a mutant's header ---
 
 RESULTS=$WORK/results
+
+# matched TEXT STAGES EXPECTED: TEXT (a failure line) is EXPECTED
+matched()
+{
+	local line=$1 want=$3 s rest
+
+	for s in ${2//,/ }; do
+		[[ "$line" == "stage $s: "* ]] || continue
+		rest=${line#"stage $s: "}
+		[[ "$rest" == "$want" || "$rest" == "$want "* || "$rest" == "$want:"* || "$rest" == "$want("* ]] &&
+			return 0
+	done
+	return 1
+}
+
+# mutant_key FILE: what a result stays valid for: the target, the
+# stages and the diff (not the expect and e2e lines: a kept result is
+# judged again against them)
+mutant_key()
+{
+	{ header "$1" target; header "$1" stages; sed -n '/^\(---\|diff \)/,$p' "$1"; } |
+		sha256sum | cut -c1-16
+}
+
+# judge FILE: the verdict on the kept run of mutant FILE, as
+# "RESULT<tab>SEEN": KILLED when the run failed with every expect line
+# among its failures and every e2e line among those of a stage other
+# than kunit; SURVIVED when not; STALE or ERROR as the run left them;
+# "not run" without a run of this diff and these stages
+judge()
+{
+	local f=$1 n stages e2s e l ok missing=() fails=() rc last
+
+	n=$(basename "$f" .patch)
+	if [ ! -f "$RESULTS/$n.run" ] ||
+	   [ "$(sed -n 's/^key //p' "$RESULTS/$n.run")" != "$(mutant_key "$f")" ]; then
+		printf 'not run\t-\n'
+		return
+	fi
+	case "$(sed -n 's/^status //p' "$RESULTS/$n.run")" in
+	STALE | ERROR)
+		printf '%s\t%s\n' "$(sed -n 's/^status //p' "$RESULTS/$n.run")" "$(sed -n 's/^note //p' "$RESULTS/$n.run")"
+		return
+		;;
+	esac
+	stages=$(header "$f" stages)
+	e2s=$(echo "$stages" | tr , '\n' | grep -vx kunit | paste -sd, - || true)
+	rc=$(sed -n 's/^rc //p' "$RESULTS/$n.run")
+	last=$(sed -n 's/^last //p' "$RESULTS/$n.run")
+	mapfile -t fails <"$RESULTS/$n.failures"
+	while IFS= read -r e; do
+		ok=0
+		for l in "${fails[@]}"; do
+			matched "$l" "$stages" "$e" && { ok=1; break; }
+		done
+		[ "$ok" = 1 ] || missing+=("$e")
+	done < <(header "$f" expect)
+	while IFS= read -r e; do
+		ok=0
+		for l in "${fails[@]}"; do
+			[ -n "$e2s" ] && matched "$l" "$e2s" "$e" && { ok=1; break; }
+		done
+		[ "$ok" = 1 ] || missing+=("$e (end to end)")
+	done < <(header "$f" e2e)
+	if [ "$rc" = 0 ]; then
+		printf 'SURVIVED\tthe run passed: '
+	elif [ ${#missing[@]} -gt 0 ]; then
+		printf 'SURVIVED\tnot among the failures: %s | ' "$(printf '%s; ' "${missing[@]}")"
+	else
+		printf 'KILLED\t'
+	fi
+	printf '%s: %s' "$last" "$(printf '%s\n' "${fails[@]}" |
+		sed 's/^stage [^:]*: //; s/ *\(at \|(qemu exit [^;]*; \)*\/[^ ]*//' | cut -c1-70 |
+		head -n 6 | paste -sd';' -)"
+	[ ${#fails[@]} -le 6 ] || printf '; ... (%d more)' $((${#fails[@]} - 6))
+	echo
+}
+
 # table: the markdown table and its totals line, from $RESULTS
 table()
 {
-	local f n r key sha at day t seen ex e2 nk=0 nd=0 ne=0 nall=0 nrun=0
+	local f n r seen at t ex e2 nk=0 nd=0 ne=0 nall=0 nrun=0
 
 	echo "| mutant | target | stages | expected to fail | end to end | result | run at | failures seen | time |"
 	echo "|---|---|---|---|---|---|---|---|---|"
@@ -117,17 +197,16 @@ table()
 		ex=$(header "$f" expect | paste -sd';' - | sed 's/;/; /g')
 		e2=$(header "$f" e2e | paste -sd';' - | sed 's/;/; /g')
 		[ "$(header "$f" target)" != driver ] || { nd=$((nd + 1)); [ -z "$e2" ] || ne=$((ne + 1)); }
-		r="not run" at=- t=- seen=-
-		if [ -f "$RESULTS/$n" ]; then
-			IFS=$'\t' read -r r key sha day t seen <"$RESULTS/$n"
-			at="$sha, $day"
-			[ "$key" = "$(sha256sum <"$f" | cut -c1-16)" ] ||
-				r="not run since its file changed" t=- seen=-
+		IFS=$'\t' read -r r seen < <(judge "$f")
+		at=- t=-
+		if [ "$r" != "not run" ]; then
+			nrun=$((nrun + 1))
+			at="$(sed -n 's/^commit //p' "$RESULTS/$n.run"), $(sed -n 's/^date //p' "$RESULTS/$n.run")"
+			t=$(sed -n 's/^time //p' "$RESULTS/$n.run")
 		fi
 		[ "$r" != KILLED ] || nk=$((nk + 1))
-		[ "$r" = "not run" ] || [ "$r" = "not run since its file changed" ] || nrun=$((nrun + 1))
 		[ -n "$e2" ] || { [ "$(header "$f" target)" = driver ] && e2="KUnit only"; } || e2=-
-		echo "| $n | $(header "$f" target) | $(header "$f" stages) | $ex | $e2 | $r | $at | $seen | $t |"
+		echo "| $n | $(header "$f" target) | $(header "$f" stages) | $ex | $e2 | $r | $at | ${seen//|//} | $t |"
 	done
 	while IFS='|' read -r n target _ what; do
 		case "$n" in '' | '#'*) continue ;; esac
@@ -154,8 +233,8 @@ write_table()
 	knc_log "tools/README.md: table updated" >&2
 }
 
+mkdir -p "$RESULTS"
 if [ "$list" = table ]; then
-	mkdir -p "$RESULTS"
 	write_table
 	exit 0
 fi
@@ -320,23 +399,8 @@ prep_model()
 
 R_RESULT=()
 nfail=0
-mkdir -p "$RESULTS"
 commit=$(git -C "$KNC_TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$KNC_TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=+
-
-# matched TEXT STAGES EXPECTED: TEXT (a failure line) is EXPECTED
-matched()
-{
-	local line=$1 want=$3 s rest
-
-	for s in ${2//,/ }; do
-		[[ "$line" == "stage $s: "* ]] || continue
-		rest=${line#"stage $s: "}
-		[[ "$rest" == "$want" || "$rest" == "$want "* || "$rest" == "$want:"* || "$rest" == "$want("* ]] &&
-			return 0
-	done
-	return 1
-}
 
 for n in "${mutants[@]}"; do
 	f=$MDIR/$n.patch
@@ -346,8 +410,6 @@ for n in "${mutants[@]}"; do
 	stages=$(header "$f" stages)
 	mapfile -t expect < <(header "$f" expect)
 	mapfile -t e2e < <(header "$f" e2e)
-	# the end-to-end stages: the mutant's own but kunit
-	e2e_stages=$(echo "$stages" | tr , "\n" | grep -vx kunit | paste -sd, - || true)
 	log=$logs/$n.log
 	knc_log "mutant $n ($target, $stages): $what"
 	result='' seen='' envw='' repo=$KNC_TOP
@@ -366,39 +428,18 @@ for n in "${mutants[@]}"; do
 		rc=0
 		env "${clean_env[@]}" ${envw:+"$envw"} "$repo/tools/run-tests.sh" --only "$stages" \
 			>"$log" 2>&1 </dev/null || rc=$?
-		mapfile -t fails < <(sed -n '/^Failures:$/,/^[^ ]/s/^  - //p' "$log")
-		missing=()
-		for e in "${expect[@]}"; do
-			ok=0
-			for l in "${fails[@]}"; do
-				matched "$l" "$stages" "$e" && { ok=1; break; }
-			done
-			[ "$ok" = 1 ] || missing+=("$e")
-		done
-		for e in "${e2e[@]}"; do
-			ok=0
-			for l in "${fails[@]}"; do
-				[ -n "$e2e_stages" ] && matched "$l" "$e2e_stages" "$e" && { ok=1; break; }
-			done
-			[ "$ok" = 1 ] || missing+=("$e (end to end)")
-		done
-		last=$(tail -n1 "$log")
-		if [ "$rc" = 0 ]; then
-			result=SURVIVED seen="the run passed: $last"
-		elif [ ${#missing[@]} -gt 0 ]; then
-			result=SURVIVED seen="not among the failures: $(printf '%s; ' "${missing[@]}")"
-		else
-			result=KILLED seen=
-		fi
-		seen+="${seen:+ | }$last: $(printf '%s\n' "${fails[@]}" | sed 's/^stage [^:]*: //; s/ *\(at \|(qemu exit [^;]*; \)*\/[^ ]*//' | cut -c1-70 |
-			head -n 6 | paste -sd';' -)"
-		[ ${#fails[@]} -le 6 ] || seen+="; ... ($((${#fails[@]} - 6)) more)"
+		sed -n '/^Failures:$/,/^[^ ]/s/^  - //p' "$log" >"$RESULTS/$n.failures"
+		status=RAN
+	else
+		rc=- status=$result
+		: >"$RESULTS/$n.failures"
 	fi
+	printf '%s\n' "key $(mutant_key "$f")" "commit $commit" "date $(date -u +%Y-%m-%d)" \
+		"time $(knc_elapsed "$t0")" "status $status" "rc $rc" "last $(tail -n1 "$log" 2>/dev/null)" \
+		"note ${seen//|//}" >"$RESULTS/$n.run"
+	IFS=$'\t' read -r result seen < <(judge "$f")
 	[ "$result" = KILLED ] || nfail=$((nfail + 1))
 	R_RESULT+=("$result")
-	# RESULT, when and where, what it saw: the table's row
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$result" "$(sha256sum <"$f" | cut -c1-16)" \
-		"$commit" "$(date -u +%Y-%m-%d)" "$(knc_elapsed "$t0")" "${seen//|//}" >"$RESULTS/$n"
 	knc_log "mutant $n: $result in $(knc_elapsed "$t0") ($seen)"
 done
 

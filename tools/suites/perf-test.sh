@@ -15,7 +15,7 @@
 # check says so as a SKIP whose reason the stage must allow:
 #
 #	upstream-cpu-pmu-loses-its-pmis: upstream's knc.c never unmasks
-#	  LVTPC after a PMI (notes.md, Documentation/knc-pmu.rst), so its
+#	  LVTPC after a PMI (spec 1.4.3.9, Documentation/knc-pmu.rst), so its
 #	  sampling stops; the same test passes on the standalone kernel
 #	needs-syscall-tracepoints: the project's kernels have no
 #	  FTRACE_SYSCALLS
