@@ -37,7 +37,7 @@
  * opens an event on the task, and stays with the task, pointing at that
  * PMU, until it exits; events pin the module, contexts do not.  A context
  * knc created would outlive rmmod, and the task's next context switch
- * would call into the unloaded module (kernel review 2, N1).  The slot is
+ * would call into the unloaded module.  The slot is
  * also shared with the x86 core PMU, whose enable/disable bracket would be
  * knc's.  So before 6.2 knc takes no task context: CPU-wide events only.
  */

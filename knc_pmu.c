@@ -65,7 +65,7 @@ static void knc_reset_counters_local(void)
  * A thread is taken when its first knc event arrives (knc_pmu_add()),
  * not when knc-perf reserves the counters: a task's counting session
  * then costs the threads the task ran on, not every thread of the card
- * (issue 21: 244 threads).  The reset before that first event is what
+ * (244 threads).  The reset before that first event is what
  * keeps another driver's leftovers out of knc's counts.  The online
  * callback takes a thread that perf gave events before it ran.  add()
  * runs on the thread with interrupts off, and the online callback under
@@ -73,8 +73,8 @@ static void knc_reset_counters_local(void)
  * a thread is taken once.  One that knc's online callback has not
  * reached yet is left to it: LVTPC there may not be the kernel's final
  * value.  perf's own online callback runs before knc's, so a CPU-wide
- * event may already sit on a counter of a thread taken at online
- * (kernel review 2, N9): its registers are its event's, and only a
+ * event may already sit on a counter of a thread taken at online:
+ * its registers are its event's, and only a
  * thread without events is reset.
  */
 static void knc_take_local(void *unused)
@@ -342,7 +342,7 @@ void knc_pmu_start(struct perf_event *event, int flags)
 
 	/*
 	 * From 6.16 the core's group unthrottle starts every sibling, the
-	 * running ones too (kernel review 2.2): nothing to do for those.
+	 * running ones too: nothing to do for those.
 	 */
 	if (!(hwc->state & PERF_HES_STOPPED))
 		return;
@@ -786,7 +786,7 @@ out_ring3:
  * one's knc_counters_put() already reset every online thread and put
  * LVTPC back, and knc_cpu_offline() did the same for every thread that
  * went offline before.  An unthrottle timer armed just before a CPU died
- * may have migrated (kernel review 2, N11): cancel them all.
+ * may have migrated: cancel them all.
  */
 void knc_pmu_unregister(void)
 {

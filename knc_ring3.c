@@ -88,8 +88,8 @@ void knc_spflt_reset(struct knc_cpu_hw *cpuc)
  * the live value alone: the task may have run SPFLT since the first.
  *
  * The core gives a task its knc data when the task's first spflt event
- * opens, and that can be while its other knc events sit on counters
- * (kernel review 2, N3).  So each event records whether it was counted
+ * opens, and that can be while its other knc events sit on counters.
+ * So each event records whether it was counted
  * as a holder, and del() goes by that record, not by whether the task has
  * data now: the count cannot drift, and a task's preference is saved and
  * restored exactly when its first holder arrives and its last one goes.

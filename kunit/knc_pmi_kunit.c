@@ -362,7 +362,7 @@ static void knc_pmi_without_events_touches_nothing(struct kunit *test)
 
 /*
  * An overflow just before perf takes the last event off raises a PMI
- * that lands after del() (kernel review 2, N6).  It is knc's, and
+ * that lands after del().  It is knc's, and
  * claimed: no unknown NMI, the status cleared, LVTPC unmasked.
  */
 static void knc_pmi_after_last_del_is_claimed(struct kunit *test)
@@ -392,7 +392,7 @@ static void knc_pmi_after_last_del_is_claimed(struct kunit *test)
 
 /*
  * CPU offline stops the counters while a PMI may land right after its
- * GLOBAL_CTRL write (kernel review 2, N4).  That PMI must not start them
+ * GLOBAL_CTRL write.  That PMI must not start them
  * again: after the offline callback GLOBAL_CTRL is 0, the driver's cache
  * agrees, and nothing counts or interrupts on the dying thread.
  */

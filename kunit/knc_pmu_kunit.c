@@ -532,7 +532,7 @@ static void knc_start_stop_flags(struct kunit *test)
 
 /*
  * From 6.16 the core's group unthrottle calls start() on every sibling,
- * running or not (kernel review 2.2).  start() on a running event changes
+ * running or not.  start() on a running event changes
  * nothing and warns about nothing.
  */
 static void knc_start_on_running_event_is_a_no_op(struct kunit *test)
@@ -711,7 +711,7 @@ static void knc_global_ctrl_follows_shadow(struct kunit *test)
  * The budgets: read 1, sched-in of one event at most 3 (GLOBAL_CTRL
  * included), sched-out at most 4 (GLOBAL_CTRL, the read, and zeroing
  * EvtSel and the counter, so the next task reads nothing of this one's),
- * a context switch at most 7 (issue 19).
+ * a context switch at most 7.
  */
 static void knc_msr_budget_per_operation(struct kunit *test)
 {
@@ -754,7 +754,7 @@ static void knc_msr_budget_per_operation(struct kunit *test)
 
 /*
  * What a task counted must not stay on the counter for the next one to
- * RDPMC (kernel review 2, N2): del() leaves the counter and its EvtSel at
+ * RDPMC: del() leaves the counter and its EvtSel at
  * 0, and the count itself is whole.
  */
 static void knc_del_leaves_nothing_behind(struct kunit *test)
@@ -854,7 +854,7 @@ static void knc_reserve_conflict_gives_ebusy(struct kunit *test)
  * when its first event arrives, and given back (reset, LVTPC as the
  * kernel had it) when the last event goes.  Threads that no event reached
  * are never touched: a task's session costs the threads it ran on, not
- * the card (issue 21: 244 threads).  Taking one costs the LVTPC read, the
+ * the card (244 threads).  Taking one costs the LVTPC read, the
  * seven writes of the reset and the LVTPC write; a whole counting session
  * on one thread (open, sched-in, sched-out, close) at most 20 accesses.
  */
@@ -1022,8 +1022,8 @@ static void knc_cpuhp_online_leaves_unowned_pmu(struct kunit *test)
 
 /*
  * Offline gives the thread back at once, with nothing that could count
- * or interrupt, but keeps the count for perf to collect at its teardown
- * (kernel review 2, N4).  What perf or the unthrottle timer start on the
+ * or interrupt, but keeps the count for perf to collect at its teardown.
+ * What perf or the unthrottle timer start on the
  * dying thread afterwards does not count.  The callback runs on the test
  * CPU itself, as cpuhp would run it there.
  */
@@ -1071,7 +1071,7 @@ static void knc_cpuhp_offline_stops(struct kunit *test)
 
 /*
  * perf's online callback runs before knc's, so a CPU-wide event can be
- * added to a thread knc has not taken yet (kernel review 2, N9).  It does
+ * added to a thread knc has not taken yet.  It does
  * not count until knc's callback, which keeps its registers and starts it.
  */
 static void knc_cpuhp_online_keeps_added_event(struct kunit *test)
@@ -1094,8 +1094,8 @@ static void knc_cpuhp_online_keeps_added_event(struct kunit *test)
 /*
  * LVTPC is the kernel's until knc takes the thread, at its first event,
  * and the kernel may set it after the CPU came online (x86's perf does):
- * what goes back at the give-back is its value at the take (kernel
- * review 1, 3.3).  A thread no event reached keeps the kernel's.
+ * what goes back at the give-back is its value at the take.  A thread
+ * no event reached keeps the kernel's.
  */
 static void knc_lvtpc_saved_at_take(struct kunit *test)
 {
@@ -1357,7 +1357,7 @@ static void knc_core_multiplexes_counter0_events(struct kunit *test)
 
 /*
  * A CPU-wide session ends while one of its CPUs is offline, and the CPU
- * comes back with knc holding nothing (kernel review 2, N5): the thread
+ * comes back with knc holding nothing: the thread
  * must come back with nothing of knc's that could count or interrupt,
  * for whichever driver takes the counters next.
  */

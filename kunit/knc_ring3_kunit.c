@@ -343,7 +343,7 @@ static void knc_spflt_rotation_keeps_live_pref(struct kunit *test)
 
 /*
  * A task's knc data arrives when its first spflt event opens, which can
- * be while its plain knc event sits on a counter (kernel review 2, N3).
+ * be while its plain knc event sits on a counter.
  * The holders count must not drift, and each task's gated counter must
  * follow only its own preference across switches.
  */
@@ -701,7 +701,7 @@ static void knc_rdpmc_mapped_counts_in_mm(struct kunit *test)
 
 /*
  * RDPMC reads the counter of whatever CPU the reader is on: only an event
- * the reading task opened on itself offers it (issue 19).  A CPU-wide
+ * the reading task opened on itself offers it.  A CPU-wide
  * event, one on another task, and an inherited copy publish index 0,
  * running or not.
  */

@@ -147,8 +147,8 @@ else
 	result tally-selftest FAIL
 fi
 
-# harness-skip-not-allowed stayed stale from 1f91ae9 (alias.sh changed)
-# until a make mutants run of stop 19 said so
+# a mutant once stayed stale (its suite had changed) until a make
+# mutants run said so
 stale=
 for f in "$KNC_TOOLS"/mutants/*.patch; do
 	grep -q '^# target: model' "$f" && continue

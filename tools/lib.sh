@@ -255,8 +255,8 @@ knc_run_logged()
 #	INFO: NMI handler (...) took too long to run
 #		nmi_check_duration() times the handler with sched_clock; under
 #		-icount the single-threaded round-robin TCG advances that
-#		clock for the other vCPU's instructions too.  Shown (issue 12,
-#		tools/stall/README.md): with the model's old overflow timer,
+#		clock for the other vCPU's instructions too.  Shown
+#		(tools/stall/README.md): with the model's old overflow timer,
 #		the handler's GLOBAL_CTRL write moved the timer earlier and
 #		QEMU kicked the vCPU out of its turn inside the handler, so
 #		the other vCPU's whole turn was charged to it (3.5-4.8 ms at

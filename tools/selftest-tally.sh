@@ -261,8 +261,8 @@ ct_expect stage-console-qemu-rc "p=0 b=1 f=1" "$tmp/good.log" 1
 ct_expect stage-console-qemu-timeout "p=0 b=1 f=1" "$tmp/good.log" 124
 
 # make demo's exit status is the runner's (tools/demo.sh with a stand-in
-# runner): a failed demo stage once left make demo at 0 (the cold run of
-# stop 19, knc-insmod missing)
+# runner): a failed demo stage once left make demo at 0 (a cold run with
+# knc-insmod missing)
 for c in "fails:1" "passes:0"; do
 	mkdir -p "$tmp/demo-$c/tools"
 	cp "$KNC_TOOLS/demo.sh" "$tmp/demo-$c/tools/"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * rdpmc-isolation watch MS PID | cpu | task: what a process can read of
- * the knc counters with RDPMC (issue 19 items 1 and 2; kernel review 2,
- * N2 and N7).  tools/suites/ring3-rdpmc.sh gives the verdicts.
+ * the knc counters with RDPMC.  tools/suites/ring3-rdpmc.sh gives the
+ * verdicts.
  *
  *	watch MS PID  the reader of rdpmc-no-stale-count-cross-user.  Opens
  *		a knc event on this task, DISABLED, and maps it: the page

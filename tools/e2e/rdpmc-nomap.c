@@ -18,7 +18,7 @@
  *	map-switch  as map, after forking and reaping 100 children, so
  *		that this process is switched back into from another mm,
  *		which is when the x86 core zeroes the counters it marked
- *		dirty (kernel review 3.5); run it pinned to one CPU
+ *		dirty; run it pinned to one CPU
  *
  * Prints one line, "rdpmc-nomap: mode=M [page fields] ecx=N result=
  * refused signal=SIGSEGV" or "... result=allowed value=0x...".  Exit

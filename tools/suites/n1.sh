@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=sh
 #
-# Kernel review 2's N1 on the one configuration where it can happen:
+# A PMU module unloaded under a task context it owns, on the one
+# configuration where that can happen:
 # Debian 12's 6.1 built like the standalone kernel, without the x86 core
 # PMU (the 6.1-standalone kernel of tools/stages-stress).  Before 6.2 a
 # task's hardware context belongs to the first PMU that opened an event

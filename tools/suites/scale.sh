@@ -41,7 +41,7 @@ check_insmod()
 	expect_range "$SMT_TOTAL" 0 $((2 * KNC_CPUS)) "load: at most 2 per thread"
 }
 
-# issue 21's goal: at most 20 on the card for perf stat -e ... true
+# the budget: at most 20 on the card for perf stat -e ... true
 check_per_task_session()
 {
 	smt_measure per-task taskset -c 1 perf stat -x, -e knc/event=0x16/ true

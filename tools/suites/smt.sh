@@ -325,7 +325,7 @@ check_stat_a_exact_after_hotplug()
 	smt_expect_core0
 }
 
-# issue 21: a per-task counting session costs the threads its task ran
+# A per-task counting session costs the threads its task ran
 # on, not every thread: perf stat -e knc/event=0x16/ true, pinned, at most
 # 20 register accesses (MSR reads and writes, LVTPC writes) on the 8
 # threads together (the model's debug MSRs, /knc/kncdbg).  Before the

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=sh
 #
-# The stall reproducer of issue 12 (tools/stall/README.md): a long mixed
+# The stall reproducer (tools/stall/README.md): a long mixed
 # perf workload on the knc PMU with a heartbeat on each CPU, which the
 # host side (tools/suites/stall.watch) times against the wall clock.
 # Settings (the stage's stall:KEY=VALUE): secs (guest seconds of the

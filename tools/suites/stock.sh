@@ -210,7 +210,7 @@ st_ctrls()
 	echo "$st_l"
 }
 
-# GLOBAL_CTRL after a second knc event leaves (kernel-review 3.1): a
+# GLOBAL_CTRL after a second knc event leaves: a
 # frequency-mode sampler keeps one knc counter busy and the perf core
 # busy with it every tick; a CPU-wide perf stat takes the other counter
 # for a second and goes.  Afterwards only the sampler's own enable bit,

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=sh
 #
-# Hotplug and unload leave no counter running (issue 19 item 5; kernel
-# review 2 N4, N5, N11), with knc-perf.ko loaded (stress-load left it
+# Hotplug and unload leave no counter running, with knc-perf.ko loaded (stress-load left it
 # so).  The knc registers of every CPU are read through /dev/cpu/N/msr
 # (/knc/msrpeek): GLOBAL_CTRL, EvtSel0/1, PerfCnt0/1, SPFLT_CONTROL and
 # GLOBAL_STATUS.  Whenever no knc event exists they must hold the reset

@@ -1677,7 +1677,7 @@ static void test_spflt_smp(unsigned int me, unsigned int other)
 
 /*
  * ---- Two vCPUs: a counter at its wrap that cannot count (USR-only, its
- * vCPU in ring 0) must not stop either vCPU (issue 12) ----
+ * vCPU in ring 0) must not stop either vCPU ----
  *
  * The other vCPU, in its IPI: counter 0 counts user-mode instructions,
  * one short of the wrap, enabled; then a kernel loop of STARVE_OTHER
