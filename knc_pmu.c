@@ -520,6 +520,12 @@ static int knc_event_config(struct perf_event *event, u64 *config)
 			 attr->config, attr->config & ~KNC_CONFIG_USER_MASK);
 		return -EINVAL;
 	}
+	/* KNC has no register that config1 or config2 could program. */
+	if (attr->config1 || attr->config2) {
+		pr_debug("config1 %#llx, config2 %#llx: KNC events take neither\n",
+			 attr->config1, attr->config2);
+		return -EINVAL;
+	}
 	*config = attr->config;
 	return 0;
 }

@@ -36,6 +36,8 @@ enum knc_attr_tweak {
 	TWEAK_PRECISE3,
 	TWEAK_BRANCH_STACK,
 	TWEAK_SIGTRAP,
+	TWEAK_CONFIG1,
+	TWEAK_CONFIG2,
 	TWEAK_SAMPLE_PERIOD,
 	TWEAK_SAMPLE_FREQ,
 };
@@ -97,6 +99,9 @@ static const struct knc_init_case knc_init_cases[] = {
 	  false, -EOPNOTSUPP },
 	{ "branch-stack", TYPE_KNC, EV_INST, TWEAK_BRANCH_STACK, false, -EOPNOTSUPP },
 	{ "sigtrap", TYPE_KNC, EV_INST, TWEAK_SIGTRAP, false, -EOPNOTSUPP },
+	/* KNC has no register behind config1 or config2 */
+	{ "config1", TYPE_KNC, EV_INST, TWEAK_CONFIG1, false, -EINVAL },
+	{ "raw-config2", PERF_TYPE_RAW, EV_INST, TWEAK_CONFIG2, false, -EINVAL },
 	{ "sample-period", TYPE_KNC, EV_INST, TWEAK_SAMPLE_PERIOD, false, 0,
 	  EV_INST | EVTSEL_USR_OS_EN },
 	{ "sample-freq", TYPE_KNC, EV_INST, TWEAK_SAMPLE_FREQ, false, 0,
@@ -152,6 +157,12 @@ static void knc_apply_tweak(struct perf_event_attr *attr, enum knc_attr_tweak t)
 	case TWEAK_SIGTRAP:
 		attr->sigtrap = 1;
 		attr->remove_on_exec = 1;
+		break;
+	case TWEAK_CONFIG1:
+		attr->config1 = 1;
+		break;
+	case TWEAK_CONFIG2:
+		attr->config2 = BIT_ULL(63);
 		break;
 	case TWEAK_SAMPLE_PERIOD:
 		attr->sample_period = 10000;

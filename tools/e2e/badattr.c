@@ -178,6 +178,15 @@ int main(void)
 	expect_config("usr-bit-16", EV_INSNS | CFG_BIT(16), EINVAL);
 	expect_config("os-bit-17", EV_INSNS | CFG_BIT(17), EINVAL);
 
+	/* no register behind config1 or config2 */
+	base_attr(&attr, EV_INSNS);
+	attr.config1 = 1;
+	check("config1", open_ev(&attr, -1), EINVAL);
+
+	base_attr(&attr, EV_INSNS);
+	attr.config2 = CFG_BIT(63);
+	check("config2", open_ev(&attr, -1), EINVAL);
+
 	base_attr(&attr, EV_INSNS);
 	attr.sample_period = 10000;
 	attr.precise_ip = 1;
