@@ -104,7 +104,11 @@ check_hotplug_under_stat_a()
 	ec_cpu1=/sys/devices/system/cpu/cpu1/online
 	perf stat -a -A -x, -e knc/event=0x2a/k -o /tmp/hp.out -- sleep 2 >/dev/null 2>&1 &
 	ec_pid=$!
-	e2e_wait_open || info "perf had no knc event open after 5 s"
+	if ! e2e_wait_open; then
+		fail "perf had no knc event open after 5 s: cpu1 would go down before it counted"
+		wait $ec_pid
+		return
+	fi
 	echo 0 >$ec_cpu1 || fail "offline failed"
 	sleep 0.5
 	expect_eq "$(cat $ec_cpu1)" 0 "cpu1 online while down"

@@ -113,6 +113,7 @@ check_hp_cycles()
 	# uptime's resolution
 	hp_a_ns=$(echo "$hp_t0 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1 + 0.01) * 1000000000 }')
 	info "$hp_n cycles in $(echo "$hp_t0 $(uptime_s)" | awk '{ printf "%.1f", $2 - $1 }') s guest time; events not all open before offline: $hp_noopen"
+	expect_eq "$hp_noopen" 0 "cycles whose events were not all open before cpu1 went offline"
 	info "cpu1 sampler: samples per run:$hp_sr_all; $hp_sr_hup saw their event go (hup)"
 	info "per-task record -c 2000 on cpu0: samples per run:$hp_r1_all"
 	expect_eq "$hp_ok" "$hp_n" "offline+online cycles${hp_bad:+ (not:$(echo "$hp_bad" | head -c 200))}"
