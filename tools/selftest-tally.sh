@@ -36,6 +36,13 @@ good()
 }
 good >"$tmp/good.log"
 
+# pbf RESULT: a result file's passed, bookkeeping and failed sums
+pbf()
+{
+	awk '$1 == "p" { p += $2 } $1 == "b" { b += $2 } $1 == "f" { f += $2 }
+		END { printf "p=%d b=%d f=%d\n", p, b, f }' "$1"
+}
+
 # console_tally: ct_run NAME CONSOLE-FILE RC prints the stage's passed,
 # bookkeeping (the console's checks are) and failed sums
 ct_run()
@@ -45,8 +52,7 @@ ct_run()
 	mkdir -p "$d"
 	: >"$d/result.tmp"
 	console_tally "$1" "$2" "$3" "$d/result.tmp" >/dev/null 2>&1 || true
-	awk '$1 == "p" { p += $2 } $1 == "b" { b += $2 } $1 == "f" { f += $2 }
-		END { printf "p=%d b=%d f=%d\n", p, b, f }' "$d/result.tmp"
+	pbf "$d/result.tmp"
 }
 
 # ct_expect CASE WANT CONSOLE-FILE RC
@@ -246,8 +252,7 @@ printf '%s\n' 'KTAP version 1' '1..3' '    KTAP version 1' '    # Subtest: vm-be
 : >"$tmp/bk.res"
 ktap_tally bk "$tmp/bk.ktap" "$tmp/bk.res" - >/dev/null 2>&1 || true
 bookkeeping_split "$tmp/bk.ktap" "$tmp/bk.res"
-bk=$(awk '$1 == "p" { p += $2 } $1 == "b" { b += $2 } $1 == "f" { f += $2 }
-	END { printf "p=%d b=%d f=%d\n", p, b, f }' "$tmp/bk.res")
+bk=$(pbf "$tmp/bk.res")
 if [ "$bk" = "p=2 b=2 f=1" ]; then
 	verdict bookkeeping-counted-apart PASS
 else
