@@ -257,9 +257,12 @@ knc_dmesg_bad()
 		grep -v '^KNC-' | grep -vE -f /knc/ok.ere || true
 }
 
+# The debugfs file stays when kmemleak=off disabled it at boot; then it
+# refuses every command but "clear" with EPERM (mm/kmemleak.c,
+# kmemleak_write()).
 knc_kmemleak_on()
 {
-	[ -w /sys/kernel/debug/kmemleak ]
+	echo scan 2>/dev/null >/sys/kernel/debug/kmemleak
 }
 
 # kmemleak ignores objects younger than 5 s, hence the wait.

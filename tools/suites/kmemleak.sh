@@ -2,8 +2,9 @@
 # shellcheck shell=sh
 #
 # On a kernel with kmemleak (standalone, debug), the last of the suites
-# of every row that loads the module: nothing the stage ran leaked
-# (vm-begin forgot what boot left).
+# of a row that asks for it: nothing the stage ran leaked (vm-begin
+# forgot what boot left).  The other rows boot with kmemleak=off
+# (tools/run-tests.sh): it makes every fork and exec dearer.
 
 check_kmemleak_clean()
 {

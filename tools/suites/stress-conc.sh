@@ -10,7 +10,8 @@
 #
 # Settings (suite parameters, tools/stages): sessions=N (default 20),
 # bound=P percent (default 10 on the debug kernel, where each rotation
-# costs more guest time, measured 5.2-5.5%; else 5).
+# costs more guest time, measured 5.2-5.5%; else 2, twice the worst
+# error measured on the standalone kernel, 0.96% of 20 sessions).
 
 SC_LOOPS=50000000
 
@@ -24,8 +25,10 @@ check_insmod()
 check_conc_sessions_counted()
 {
 	sc_n=${KNC_SESSIONS:-20}
-	sc_bound=${KNC_BOUND:-5}
-	[ "$KNC_KMEMLEAK" != 1 ] || sc_bound=${KNC_BOUND:-10}
+	sc_bound=${KNC_BOUND:-2}
+	case "$(uname -r)" in
+	*-knc-debug) sc_bound=${KNC_BOUND:-10} ;;
+	esac
 	sc_b0=$(knc_bad_count)
 	sc_t0=$(uptime_s)
 	echo "KNC-PROGRESS: conc: $sc_n sessions"
