@@ -161,6 +161,24 @@ if [ -x /bin/busybox ]; then
 	else
 		verdict guest-undefined-check-fails FAIL "got '$out'"
 	fi
+	# a program's plan: its own "TAG: plan N" before its verdicts, and
+	# exactly N of them
+	printf '%s\n' 'p_ok() { echo "T: plan 2"; echo "T: a: PASS"; echo "T: b: PASS"; }' \
+		'p_short() { echo "T: plan 3"; echo "T: a: PASS"; echo "T: b: PASS"; }' \
+		'p_none() { echo "T: a: PASS"; }' \
+		'p_late() { echo "T: a: PASS"; echo "T: plan 1"; }' \
+		'p_exit() { echo "T: plan 1"; echo "T: a: PASS"; return 3; }' \
+		'check_planned() { ktap_program T p_ok; }' 'check_short() { ktap_program T p_short; }' \
+		'check_unplanned() { ktap_program T p_none; }' 'check_late_plan() { ktap_program T p_late; }' \
+		'check_exit() { ktap_program T p_exit; }' >"$tmp/suite-plan.sh"
+	sed "s|/tmp/knc-prog|$tmp/knc-prog|g" "$KNC_TOOLS/guest/lib.sh" >"$tmp/guest-lib-prog.sh"
+	out=$(cd "$tmp" && /bin/busybox sh -c ". '$tmp/guest-lib-prog.sh'; KNC_KTAP_OUT=/dev/stdout;
+		kt_indent=''; ktap_run_suite 1 '$tmp/suite-plan.sh'" 2>&1 | grep -E '^(1\.\.|(not )?ok )' | tr '\n' '|')
+	if [ "$out" = "1..5|ok 1 planned|not ok 2 short|not ok 3 unplanned|not ok 4 late-plan|not ok 5 exit|" ]; then
+		verdict guest-program-plan-kept PASS
+	else
+		verdict guest-program-plan-kept FAIL "got '$out'"
+	fi
 fi
 
 # The stage tally of tools/run-tests.sh (ktap_tally, console_tally,

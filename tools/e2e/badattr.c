@@ -6,8 +6,9 @@
  * 65534 (init sets perf_event_paranoid to 1 first, so an unprivileged
  * per-task user-mode event is allowed and only any=1 is refused).
  *
- * Prints "KNC-E2E-INFO: bad-attr: <case>: ok|BAD <detail>" per case and
- * "KNC-E2E: bad-attr-matrix: PASS|FAIL <n> cases, <m> bad" at the end.
+ * Prints its plan, "KNC-E2E: plan 1", "KNC-E2E-INFO: bad-attr: <case>:
+ * ok|BAD <detail>" per case and "KNC-E2E: bad-attr-matrix: PASS|FAIL <n>
+ * cases, <m> bad" at the end: the cases are one verdict.
  * Build: gcc -static -O2 badattr.c -o badattr
  */
 #define _GNU_SOURCE
@@ -157,6 +158,8 @@ int main(void)
 	struct perf_event_attr attr;
 	FILE *f;
 
+	printf("KNC-E2E: plan 1\n");
+	fflush(stdout);
 	f = fopen("/sys/bus/event_source/devices/knc/type", "r");
 	if (!f || fscanf(f, "%u", &knc_type) != 1) {
 		printf("KNC-E2E: bad-attr-matrix: FAIL cannot read the knc PMU type\n");

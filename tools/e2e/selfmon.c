@@ -34,7 +34,8 @@
  * made-up values, and the page protocol on a software event, whose page
  * has index 0, so knc_read() must fall back to read(2).
  *
- * Prints "KNC-E2E: selfmon-<check>: PASS|FAIL <detail>" and
+ * Prints its plan, "KNC-E2E: plan N", "KNC-E2E: selfmon-<check>:
+ * PASS|FAIL <detail>" and
  * "KNC-E2E-INFO: selfmon: ..." lines; exit status 1 if anything failed,
  * 2 if there is no knc PMU.
  * Build: gcc -static -O2 selfmon.c -o selfmon
@@ -486,6 +487,9 @@ int main(int argc, char **argv)
 	if (optind != argc || !period)
 		die_usage();
 	if (host) {
+		/* host-sign-extension, host-sw-fallback */
+		printf("KNC-E2E: plan 2\n");
+		fflush(stdout);
 		host_tests();
 		return nfail ? 1 : 0;
 	}
@@ -496,6 +500,13 @@ int main(int argc, char **argv)
 			KNC_SYSFS, strerror(-knc_type));
 		return 2;
 	}
+	/*
+	 * starts-at-0, page, frozen-exact, running-exact, the three mux-*,
+	 * wrap-40bit, spflt-any-einval and paths; wrap-sign-extended where
+	 * every read is RDPMC (-R 1)
+	 */
+	printf("KNC-E2E: plan %d\n", 10 + (want_rdpmc == 1));
+	fflush(stdout);
 	knc_tests();
 	return nfail ? 1 : 0;
 }

@@ -35,7 +35,7 @@
 #
 # A check that runs a program printing its own verdicts ("TAG: name:
 # PASS|FAIL|SKIP [detail]" lines) nests them one level deeper with
-# ktap_program, against the exact count the suite expects of it.
+# ktap_program, against the plan the program printed first.
 
 KNC_KTAP_OUT=/dev/console
 kt_indent="    "
@@ -190,28 +190,34 @@ ktap_run_suite()
 	echo "$rs_fail" >/tmp/knc-suite.failed
 }
 
-# ktap_program TAG WANT CMD...: run CMD, which prints "TAG: name: PASS|FAIL|
-# SKIP [detail]" lines, and nest them as the current check's subtests,
-# followed by one more, "<check>-complete": CMD printed exactly WANT
-# verdicts and exited 0.  A SKIP inside a program is a failure (the
-# stage table cannot allow it).  CMD's other output goes to the console.
-# Name the check after the program, not after one of its verdicts:
-# kunit.py takes a subtest named like its parent for the parent's result.
+# ktap_program TAG CMD...: run CMD, which prints its plan, "TAG: plan N",
+# before its first verdict, then "TAG: name: PASS|FAIL|SKIP [detail]"
+# lines, and nest the verdicts as the current check's subtests, followed
+# by one more, "<check>-complete": CMD printed a plan, exactly that many
+# verdicts after it, and exited 0.  The program derives its plan from
+# its own tables (what it will run), so a test that stops early, a
+# verdict lost, or a check added without its plan fails here.  A SKIP
+# inside a program is a failure (the stage table cannot allow it).
+# CMD's other output goes to the console.  Name the check after the
+# program, not after one of its verdicts: kunit.py takes a subtest named
+# like its parent for the parent's result.
 ktap_program()
 {
 	kp_tag=$1
-	kp_want=$2
-	shift 2
+	shift
 	kp_rc=0
 	"$@" >/tmp/knc-prog.out 2>&1 || kp_rc=$?
-	grep -v "^$kp_tag: [^:]*: \(PASS\|FAIL\|SKIP\)" /tmp/knc-prog.out | sed 's/^/| /'
-	grep "^$kp_tag: [^:]*: \(PASS\|FAIL\|SKIP\)" /tmp/knc-prog.out >/tmp/knc-prog.v || true
+	grep -v "^$kp_tag: \(plan [0-9]*$\|[^:]*: \(PASS\|FAIL\|SKIP\)\)" /tmp/knc-prog.out | sed 's/^/| /'
+	grep "^$kp_tag: \(plan [0-9]*$\|[^:]*: \(PASS\|FAIL\|SKIP\)\)" /tmp/knc-prog.out >/tmp/knc-prog.all || true
+	kp_want=$(sed -n "1s/^$kp_tag: plan \([0-9]*\)$/\1/p" /tmp/knc-prog.all)
+	grep -v "^$kp_tag: plan [0-9]*$" /tmp/knc-prog.all >/tmp/knc-prog.v || true
+	kp_plans=$(grep -c "^$kp_tag: plan [0-9]*$" /tmp/knc-prog.all || true)
 	kp_n=$(grep -c . /tmp/knc-prog.v || true)
 	kp_i=0
 	kp_sub="$kt_indent    "
 	kt_print "${kp_sub}KTAP version 1"
 	kt_print "$kp_sub# Subtest: $kt_cur"
-	kt_print "${kp_sub}1..$((kp_want + 1))"
+	kt_print "${kp_sub}1..$((${kp_want:-$kp_n} + 1))"
 	while IFS= read -r kp_line; do
 		kp_i=$((kp_i + 1))
 		kp_rest=${kp_line#"$kp_tag: "}
@@ -228,10 +234,14 @@ ktap_program()
 		esac
 	done </tmp/knc-prog.v
 	kp_i=$((kp_i + 1))
-	if [ "$kp_rc" = 0 ] && [ "$kp_n" = "$kp_want" ]; then
+	if [ -z "$kp_want" ] || [ "$kp_plans" != 1 ]; then
+		kt_print "$kp_sub# $1 printed $kp_plans plans, want one \"$kp_tag: plan N\" before its verdicts"
+		kt_print "${kp_sub}not ok $kp_i $kt_cur-complete"
+		kt_res=fail
+	elif [ "$kp_rc" = 0 ] && [ "$kp_n" = "$kp_want" ]; then
 		kt_print "${kp_sub}ok $kp_i $kt_cur-complete"
 	else
-		kt_print "$kp_sub# $1 exited $kp_rc after $kp_n verdicts, want $kp_want"
+		kt_print "$kp_sub# $1 exited $kp_rc after $kp_n verdicts, its plan $kp_want"
 		kt_print "${kp_sub}not ok $kp_i $kt_cur-complete"
 		kt_res=fail
 	fi

@@ -31,8 +31,8 @@
  * KNC_MPX_LOOPS iterations (the kernel rotates every few ms of virtual
  * time, so the region must last well over that).
  *
- * Prints "KNC-PAPI: <mode>-<check>: PASS|FAIL <detail>" lines (counted
- * per mode by tools/suites/papi.sh) and "KNC-PAPI-INFO: ..." lines.
+ * Prints its plan, "KNC-PAPI: plan N", then "KNC-PAPI: <mode>-<check>:
+ * PASS|FAIL <detail>" lines and "KNC-PAPI-INFO: ..." lines.
  * Build: gcc -O2 papi-count.c -lpapi -lpfm
  */
 #define _GNU_SOURCE
@@ -205,10 +205,25 @@ static void papi_group_checks(void)
 	PAPI_destroy_eventset(&es);
 }
 
+/*
+ * The verdicts of each mode: add, then papi_checks()'s start-stop,
+ * repeat, ins-diff and br-diff; preset adds papi_group_checks()'s
+ * third-refused and multiplex-3-events; pfm has an encoding and an
+ * exact count for each of its two events.  A set-up failure prints one
+ * "init" verdict and ends the run short of its plan.
+ */
+#define PAPI_CHECKS		5
+#define PAPI_GROUP_CHECKS	2
+#define PFM_EVENTS		2
+
 static int papi_mode(const char *mode, unsigned long n1, unsigned long n2)
 {
 	const char *ins = "knc::INSTRUCTIONS_EXECUTED", *br = "knc::BRANCHES";
 	int es = PAPI_NULL, ret;
+
+	printf("KNC-PAPI: plan %d\n", PAPI_CHECKS +
+	       (strcmp(mode, "preset") ? 0 : PAPI_GROUP_CHECKS));
+	fflush(stdout);
 
 	ret = PAPI_library_init(PAPI_VER_CURRENT);
 	if (ret != PAPI_VER_CURRENT) {
@@ -362,6 +377,8 @@ static int pfm_mode(unsigned long loops, const char *prog)
 	long long c, want;
 	int ret;
 
+	printf("KNC-PAPI: plan %d\n", 2 * PFM_EVENTS);
+	fflush(stdout);
 	ret = pfm_initialize();
 	if (ret != PFM_SUCCESS) {
 		res("pfm", "init", 0, "pfm_initialize: %s", pfm_strerror(ret));

@@ -20,7 +20,7 @@ fe_count()
 
 check_features()
 {
-	ktap_program KNC-E2E 7 /knc/features $FE_W "$FE_INSNS" "$FE_BRANCHES"
+	ktap_program KNC-E2E /knc/features $FE_W "$FE_INSNS" "$FE_BRANCHES"
 }
 
 # an inheriting, forking workload: the children's counts add up in the

@@ -43,6 +43,8 @@ fz_seeds()
 {
 	fz_hp=-c
 	[ "$FZ_HOTPLUG" = 0 ] || fz_hp="-H $FZ_HOTPLUG"
+	# two verdicts per seed: fuzz-S and closed-S
+	echo "KNC-FUZZ: plan $((2 * $(echo "$FZ_SEEDS" | wc -w)))"
 	for fz_s in $FZ_SEEDS; do
 		fz_before=$(knc_dmesg_bad | wc -l)
 		fz_t0=$(cut -d' ' -f1 /proc/uptime)
@@ -85,7 +87,7 @@ fz_seeds()
 
 check_knc_fuzz()
 {
-	ktap_program KNC-FUZZ $((2 * $(echo "$FZ_SEEDS" | wc -w))) fz_seeds
+	ktap_program KNC-FUZZ fz_seeds
 }
 
 check_rmmod()

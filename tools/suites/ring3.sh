@@ -95,18 +95,18 @@ check_spflt_pingpong_stat_parent_sets()
 
 check_pingpong_self()
 {
-	ktap_program KNC-E2E 1 /knc/spflt-pingpong self 2000 1000
+	ktap_program KNC-E2E /knc/spflt-pingpong self 2000 1000
 }
 
 check_pingpong_self_parent_sets()
 {
-	ktap_program KNC-E2E 1 /knc/spflt-pingpong -p self 2000 1000
+	ktap_program KNC-E2E /knc/spflt-pingpong -p self 2000 1000
 }
 
-# RDPMC and read(2) against each other: selfmon's ten checks
+# RDPMC and read(2) against each other: selfmon's checks
 check_selfmon()
 {
-	ktap_program KNC-E2E 11 /knc/selfmon -R 1
+	ktap_program KNC-E2E /knc/selfmon -R 1
 }
 
 # with :k an spflt event counts the kernel only while the task's

@@ -680,6 +680,8 @@ static void test_data(void)
  * with I = 2n + 4 instructions, C = 3n + 3 cycles (LOOP_CYCLES), B = n
  * branches.
  */
+#define FILTER_VERDICTS	12
+
 static void test_filters(void)
 {
 	const u64 n = 1000, I = LOOP_INSNS(n), C = LOOP_CYCLES(n), B = n;
@@ -703,6 +705,7 @@ static void test_filters(void)
 	u64 a;
 	int i;
 
+	BUILD_BUG_ON(ARRAY_SIZE(t) != FILTER_VERDICTS);
 	for (i = 0; i < ARRAY_SIZE(t); i++) {
 		wr(EVTSEL1, t[i].sel | SEL_OS | SEL_EN);
 		run_loop(2, n);
@@ -1496,8 +1499,11 @@ static void test_l1i(void)
 	       1 + 2 * CODE_LINES, b, 2 * CODE_LINES, 2 * CODE_LINES + 16);
 }
 
+/* SPFLT ran at CPL 0 in test_spflt_cpl0(): the region test needs it */
+static bool spflt_at_cpl0;
+
 /* SPFLT in ring 0: USER_PREF = bit 0 of the operand, enable bits kept */
-static bool test_spflt_cpl0(void)
+static void test_spflt_cpl0(void)
 {
 	static const u64 ops[] = { 1, 0, ~0ULL, ~1ULL, 3, 2 };
 	u64 got[ARRAY_SIZE(ops)];
@@ -1510,7 +1516,8 @@ static bool test_spflt_cpl0(void)
 			result("spflt-cpl0-sets-user-pref", false,
 			       "#UD at CPL 0 (model without SPFLT?)");
 			pmu_reset();
-			return false;
+			spflt_at_cpl0 = false;
+			return;
 		}
 		got[i] = rd(SPFLT);
 		want = ops[i] & 1;
@@ -1521,7 +1528,7 @@ static bool test_spflt_cpl0(void)
 	       "msr 0x2c after spflt 1, 0, ~0, ~1, 3, 2: %#llx %#llx %#llx %#llx %#llx %#llx",
 	       got[0], got[1], got[2], got[3], got[4], got[5]);
 	pmu_reset();
-	return true;
+	spflt_at_cpl0 = true;
 }
 
 /* SPFLT gating exact to the instruction in ring 0 */
@@ -1532,6 +1539,10 @@ static void test_spflt_region_kernel(void)
 	u64 a, b, s;
 	int i;
 
+	if (!spflt_at_cpl0) {
+		result("spflt-region-exact-kernel", false, "not run: SPFLT raised #UD at CPL 0");
+		return;
+	}
 	for (i = 0; i < ARRAY_SIZE(ns); i++) {
 		wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_EN);
 		wr(EVTSEL1, EV_INSTR | SEL_OS | SEL_EN);
@@ -1552,34 +1563,76 @@ static void test_spflt_region_kernel(void)
 	result("spflt-region-exact-kernel", ok, NULL);
 }
 
-static void run_all(void)
+/*
+ * The battery, in the order it runs, with the verdicts each test prints
+ * (one per result() it reaches): the module prints its plan, their sum
+ * and the verdicts of the tests around the battery, before the first
+ * verdict, and says which test printed another number.  The shift
+ * battery (-icount shift=1) is the tests marked for it.
+ */
+static const struct model_test {
+	const char *name;
+	void (*run)(void);
+	unsigned int verdicts;
+	bool shift;
+} battery[] = {
+	{ "probe", test_probe, 1 },
+	{ "counter-width", test_counter_width, 2 },
+	{ "reserved", test_reserved, 2 },
+	{ "status-ovf", test_status_ovf, 5 },
+	{ "gating", test_gating, 4 },
+	{ "exact", test_exact, 4, true },
+	{ "data", test_data, 4 },
+	{ "filters", test_filters, FILTER_VERDICTS, true },
+	{ "rdpmc-kernel", test_rdpmc_kernel, 1 },
+	{ "debug-counters", test_debug_counters, 1 },
+	{ "pmi", test_pmi, 6, true },
+	{ "rep", test_rep, 1, true },
+	{ "rep-pmi", test_rep_pmi, 1, true },
+	{ "bp", test_bp, 4 },
+	{ "data-classes", test_data_classes, 9 },
+	{ "l1d", test_l1d, 4 },
+	{ "l1i", test_l1i, 1 },
+	{ "cmpxchg-flags", test_cmpxchg_flags, 2 },
+	{ "spflt-cpl0", test_spflt_cpl0, 1 },
+	{ "spflt-region-kernel", test_spflt_region_kernel, 1 },
+};
+
+static unsigned int battery_verdicts(bool shift_only)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(battery); i++)
+		if (!shift_only || battery[i].shift)
+			n += battery[i].verdicts;
+	return n;
+}
+
+static void run_battery(bool shift_only)
 {
 	unsigned long flags;
+	unsigned int i;
+	int before;
 
 	local_irq_save(flags);
 	pmu_reset();
-	test_probe();
-	test_counter_width();
-	test_reserved();
-	test_status_ovf();
-	test_gating();
-	test_exact();
-	test_data();
-	test_filters();
-	test_rdpmc_kernel();
-	test_debug_counters();
-	test_pmi();
-	test_rep();
-	test_rep_pmi();
-	test_bp();
-	test_data_classes();
-	test_l1d();
-	test_l1i();
-	test_cmpxchg_flags();
-	if (test_spflt_cpl0())
-		test_spflt_region_kernel();
+	for (i = 0; i < ARRAY_SIZE(battery); i++) {
+		if (shift_only && !battery[i].shift)
+			continue;
+		before = passed + failed;
+		battery[i].run();
+		if (passed + failed - before != battery[i].verdicts)
+			pr_info("knc_model: %s%s printed %d verdicts, the plan says %u\n",
+				name_pfx, battery[i].name, passed + failed - before,
+				battery[i].verdicts);
+	}
 	pmu_reset();
 	local_irq_restore(flags);
+}
+
+static void run_all(void)
+{
+	run_battery(false);
 }
 
 /*
@@ -2017,6 +2070,23 @@ static const struct proc_ops knc_model_ops = {
 
 static struct proc_dir_entry *knc_model_proc;
 
+/*
+ * What knc_model_init() runs: with spflt_ud one check; with shift the
+ * shift battery; else the reset value, the battery and, with a second
+ * vCPU, SPFLT per thread, the wrap progress, init-keeps-accounting and
+ * the battery again there.
+ */
+static unsigned int model_plan(bool two_cpus)
+{
+	if (spflt_ud)
+		return 1;
+	if (shift)
+		return battery_verdicts(true);
+	if (!two_cpus)
+		return 1 + battery_verdicts(false);
+	return 1 + 2 * battery_verdicts(false) + 3;
+}
+
 static int __init knc_model_init(void)
 {
 	unsigned int me, other;
@@ -2029,22 +2099,13 @@ static int __init knc_model_init(void)
 	preempt_disable();
 	me = smp_processor_id();
 	other = cpumask_any_but(cpu_online_mask, me);
+	pr_info("KNC-MODEL: plan %u\n", model_plan(other < nr_cpu_ids));
 	if (spflt_ud) {
 		test_spflt_ud(spflt_ud);
 		goto out;
 	}
 	if (shift) {
-		unsigned long flags;
-
-		local_irq_save(flags);
-		pmu_reset();
-		test_exact();
-		test_filters();
-		test_pmi();
-		test_rep();
-		test_rep_pmi();
-		pmu_reset();
-		local_irq_restore(flags);
+		run_battery(true);
 		goto out;
 	}
 	test_spflt_reset_value(me, other);

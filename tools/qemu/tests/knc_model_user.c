@@ -300,6 +300,9 @@ static void spflt_rdpmc(uint32_t v[6])
 		     : "rax", "rdx", "rsi", "memory");
 }
 
+/* spflt-user-decoded, -region-exact-user, -on-edge-, -off-edge-, -rdpmc-gated */
+#define SPFLT_USER_VERDICTS	5
+
 static void spflt_tests(void)
 {
 	static const uint64_t ns[] = { 1, 1000, 100000 };
@@ -381,8 +384,17 @@ int main(int argc, char **argv)
 	int ok, i, tries, cpu = 0;
 	char *end;
 
-	if (argc > 2 && !strcmp(argv[1], "ud"))
+	if (argc > 2 && !strcmp(argv[1], "ud")) {
+		printf("KNC-MODEL: plan 1\n");
+		fflush(stdout);
 		return spflt_ud_main(argv[2]);
+	}
+	/*
+	 * one verdict per result() below and in spflt_tests(); a set-up that
+	 * fails prints "user-setup" and stops short of the plan
+	 */
+	printf("KNC-MODEL: plan %d\n", 8 + SPFLT_USER_VERDICTS);
+	fflush(stdout);
 	/* the module serves each request on the CPU that writes it */
 	if (argc > 2 && !strcmp(argv[1], "cpu")) {
 		cpu = strtol(argv[2], &end, 10);
