@@ -320,6 +320,24 @@ uptime_ns()
 	awk '{ printf "%d\n", $1 * 1000000000 }' /proc/uptime
 }
 
+# loc_ticks: the local APIC timer interrupts of the online CPUs so far
+# ("LOC" in /proc/interrupts), the ticks knc's throttle counts
+# (knc_hw_tick_seq())
+loc_ticks()
+{
+	awk '$1 == "LOC:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s + 0 }' \
+		/proc/interrupts
+}
+
+# throttle_cap TICKS0: the most samples knc's throttle lets through
+# since loc_ticks said TICKS0, per sampling event on each CPU: an event
+# takes at most max_samples_per_tick PMIs in a tick of its CPU, and
+# every CPU starts in a tick of its own
+throttle_cap()
+{
+	echo $((($(loc_ticks) - $1 + KNC_CPUS) * $(cat /sys/module/knc_perf/parameters/max_samples_per_tick)))
+}
+
 # install_ko KO: KO where modprobe finds it (depmod; busybox modinfo
 # needs modules.dep even for a file), and print its x86cpu alias
 install_ko()
