@@ -314,10 +314,11 @@ cpu_samples()
 	perf script -i "$1" -F cpu 2>/dev/null | tr -d '[] ' | awk -v c="$2" '$1 + 0 == c' | grep -c . || true
 }
 
-# uptime_ns: the guest's time since boot, in ns (busybox date has no %N)
+# uptime_ns: the guest's time since boot, in ns (busybox date has no %N;
+# busybox awk's %d stops at 2^31 - 1, hence %.0f)
 uptime_ns()
 {
-	awk '{ printf "%d\n", $1 * 1000000000 }' /proc/uptime
+	awk '{ printf "%.0f\n", $1 * 1000000000 }' /proc/uptime
 }
 
 # loc_ticks: the local APIC timer interrupts of the online CPUs so far
