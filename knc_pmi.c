@@ -50,13 +50,6 @@ module_param_named(max_pmi_time_percent, knc_max_pmi_time_percent, uint, 0644);
 MODULE_PARM_DESC(max_pmi_time_percent,
 		 "Percent of a tick the PMIs may take on a CPU before the event taking one is throttled until the next tick (0: no limit)");
 
-/*
- * The counters are stopped while the handler runs, so one pass normally
- * leaves the status clear.  A bit that will not clear would otherwise
- * keep the handler spinning in NMI context.
- */
-#define KNC_PMI_MAX_ROUNDS	8
-
 /* Whether this CPU's PMIs since its last tick took more than their share. */
 static bool knc_pmi_over_time(struct knc_cpu_hw *cpuc, unsigned int tick)
 {
@@ -202,28 +195,60 @@ static void knc_pmi_account(struct knc_cpu_hw *cpuc, u64 start)
  */
 static void knc_pmi_unmask(struct knc_cpu_hw *cpuc)
 {
-	if (cpuc->owned)
+	if (READ_ONCE(cpuc->owned))
 		knc_hw_lvtpc_write(APIC_DM_NMI);
+}
+
+/*
+ * Which NMIs are knc's: one that finds an overflow bit set in the status
+ * is, whatever else it finds.  One that finds none is knc's only if knc
+ * itself cleared the status, outside this handler, just before: CPU
+ * offline, the rearm in add() and giving a thread back clear it, and a
+ * PMI raised by an overflow just before that clear is still on its way
+ * (the local APIC takes a few hundred cycles to deliver it).  Unclaimed,
+ * x86 reports it as an unknown NMI, a panic with unknown_nmi_panic.
+ *
+ * Those places call knc_pmi_expect_late(), and the first NMI in the next
+ * KNC_LATE_PMI_WINDOW_NS that finds no status takes the credit.  AMD's
+ * driver claims NMIs for the same reason in a window of the same length
+ * (amd_pmu_adjust_nmi_window(), arch/x86/events/amd/core.c); a one-shot
+ * credit claims at most one foreign NMI for each clear.
+ */
+#define KNC_LATE_PMI_WINDOW_NS	(100 * NSEC_PER_MSEC)
+
+void knc_pmi_expect_late(struct knc_cpu_hw *cpuc)
+{
+	WRITE_ONCE(cpuc->late_pmi_until, knc_hw_clock() + KNC_LATE_PMI_WINDOW_NS);
+}
+
+static bool knc_pmi_claim_late(struct knc_cpu_hw *cpuc)
+{
+	u64 until = READ_ONCE(cpuc->late_pmi_until);
+
+	if (!until)
+		return false;
+	WRITE_ONCE(cpuc->late_pmi_until, 0);
+	return knc_hw_clock() < until;
 }
 
 /*
  * A PMI can still arrive after perf took the last event off this CPU: an
  * overflow just before pmu_disable() raises an NMI that lands a few
  * hundred cycles later, after del().  While knc holds the thread its
- * status says whether the NMI was ours: claim it and unmask, or x86
- * reports an unknown NMI (a panic with unknown_nmi_panic).  Otherwise the
- * PMU may not even be ours: touch nothing.  If this was a PMI after all,
- * the APIC masked LVTPC; the next add() unmasks it.
+ * status says whether the NMI was ours: claim it and unmask.  Otherwise
+ * the PMU may not even be ours: touch nothing, and claim the NMI only on
+ * a credit (knc_pmi_claim_late()).  If this was a PMI after all, the APIC
+ * masked LVTPC; the next add() unmasks it.
  */
 static int knc_pmi_without_event(struct knc_cpu_hw *cpuc)
 {
 	u64 status = 0;
 
-	if (cpuc->owned)
+	if (READ_ONCE(cpuc->owned))
 		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
 	if (!status) {
-		cpuc->lvt_rearm = true;
-		return NMI_DONE;
+		WRITE_ONCE(cpuc->lvt_rearm, true);
+		return knc_pmi_claim_late(cpuc) ? NMI_HANDLED : NMI_DONE;
 	}
 	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
 	knc_pmi_unmask(cpuc);
@@ -234,11 +259,10 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	unsigned long running, status, idx;
-	bool was_enabled = cpuc->enabled;
-	int rounds = 0;
+	bool was_enabled = READ_ONCE(cpuc->enabled);
 	u64 start;
 
-	if (!cpuc->events[0] && !cpuc->events[1])
+	if (!READ_ONCE(cpuc->events[0]) && !READ_ONCE(cpuc->events[1]))
 		return knc_pmi_without_event(cpuc);
 	start = knc_hw_clock();
 
@@ -258,42 +282,32 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		 * the line stays high and no PMI can ever rise again; and
 		 * unmask, in case this was a PMI whose status another path
 		 * already cleared.  A stale bit is still a PMI of ours, an
-		 * overflow that landed as perf stopped its counter: claim it,
-		 * or x86 reports an unknown NMI.
+		 * overflow that landed as perf stopped its counter; with no
+		 * bit it is ours only on a credit (knc_pmi_claim_late()).
 		 */
 		if (status)
 			knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
 		knc_pmi_unmask(cpuc);
 		if (was_enabled)
 			knc_pmu_restart(cpuc);
-		return status ? NMI_HANDLED : NMI_DONE;
+		return status || knc_pmi_claim_late(cpuc) ? NMI_HANDLED : NMI_DONE;
 	}
 
-	do {
-		/* 3. Clear: the status must be zero before the unmask. */
-		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
+	/*
+	 * 3. Clear: the status must be zero before the unmask.  It is read
+	 * once: step 1's WRMSR is serializing, so no counter can overflow
+	 * after it and set a bit this read missed (spec 1.4.3.9 reads the
+	 * status once as well).
+	 */
+	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
 
-		/* 4. Handle each overflowed counter. */
-		for_each_set_bit(idx, &status, KNC_NUM_COUNTERS)
-			if (running & BIT(idx))
-				knc_pmi_overflow(cpuc, cpuc->events[idx], regs);
+	/* 4. Handle each overflowed counter. */
+	for_each_set_bit(idx, &status, KNC_NUM_COUNTERS)
+		if (running & BIT(idx))
+			knc_pmi_overflow(cpuc, cpuc->events[idx], regs);
 
-		/* An event still in flight at step 1 may have landed since. */
-		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
-		running = cpuc->ctrl_shadow;
-	} while (status && ++rounds < KNC_PMI_MAX_ROUNDS);
-
-	if (KNC_WARN_ONCE(status, "knc_perf: status %#lx will not clear; stopping its events\n",
-			  status)) {
-		for_each_set_bit(idx, &status, KNC_NUM_COUNTERS)
-			if (running & BIT(idx))
-				knc_pmu_stop(cpuc->events[idx], PERF_EF_UPDATE);
-		/* LVTPC stays masked; the next add() tries again */
-		cpuc->lvt_rearm = true;
-	} else {
-		/* 5. Unmask: the APIC masked LVTPC when it took this PMI. */
-		knc_pmi_unmask(cpuc);
-	}
+	/* 5. Unmask: the APIC masked LVTPC when it took this PMI. */
+	knc_pmi_unmask(cpuc);
 
 	/*
 	 * 6. No EOI.  The PMI is delivered as an NMI, which the local APIC
@@ -330,12 +344,13 @@ void knc_pmi_rearm(struct knc_cpu_hw *cpuc)
 
 	if (status & stale) {
 		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status & stale);
+		knc_pmi_expect_late(cpuc);
 		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
 	}
 	if (status)
 		return;
 	knc_hw_lvtpc_write(APIC_DM_NMI);
-	cpuc->lvt_rearm = false;
+	WRITE_ONCE(cpuc->lvt_rearm, false);
 }
 
 /*

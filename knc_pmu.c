@@ -73,10 +73,34 @@ static void knc_reset_counters_local(void)
  * a thread is taken once.  One that knc's online callback has not
  * reached yet is left to it: LVTPC there may not be the kernel's final
  * value.  perf's own online callback runs before knc's, so a CPU-wide
- * event may already sit on a counter of a thread taken at online:
- * its registers are its event's, and only a
- * thread without events is reset.
+ * event may already sit on a counter of a thread taken at online: its
+ * EvtSel and counter are its event's, and knc_take_with_events() clears
+ * the rest.
  */
+static void knc_take_with_events(struct knc_cpu_hw *cpuc)
+{
+	int idx;
+
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+		if (cpuc->events[idx])
+			continue;
+		knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
+		knc_hw_write(KNC_MSR_PERFCNT(idx), 0);
+	}
+	/*
+	 * The events have not counted yet (knc_ctrl_sync() wanted 0 while
+	 * the thread was offline), so any overflow bit is the last owner's,
+	 * and with one set the unmask below would leave the PMI line high
+	 * for good (spec 1.4.3.9).  GLOBAL_CTRL and SPFLT_CONTROL may hold
+	 * what that owner left (upstream knc.c's enable_all sets both
+	 * GLOBAL_CTRL bits): forget the cached values, so the next sync
+	 * writes both.
+	 */
+	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
+	WRITE_ONCE(cpuc->ctrl_hw, KNC_CTRL_UNKNOWN);
+	cpuc->spflt_dirty = true;
+}
+
 static void knc_take_local(void *unused)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
@@ -86,9 +110,11 @@ static void knc_take_local(void *unused)
 	cpuc->saved_lvtpc = knc_hw_lvtpc_read();
 	if (!cpuc->events[0] && !cpuc->events[1])
 		knc_reset_counters_local();
+	else
+		knc_take_with_events(cpuc);
 	knc_hw_lvtpc_write(APIC_DM_NMI);
-	cpuc->lvt_rearm = false;
-	cpuc->owned = true;
+	WRITE_ONCE(cpuc->lvt_rearm, false);
+	WRITE_ONCE(cpuc->owned, true);
 }
 
 /*
@@ -99,7 +125,9 @@ static void knc_take_local(void *unused)
  * the thread.  Two accesses where nothing is left, not a full reset:
  * the preference bit of SPFLT_CONTROL, which ring 3 sets at will, is all
  * a reset would clear besides.  A thread that went offline was given
- * back by knc_cpu_offline() already.
+ * back by knc_cpu_offline() already.  owned drops before LVTPC is
+ * restored: a PMI still on its way then leaves LVTPC as the kernel had
+ * it (knc_pmi_unmask()).
  */
 static void knc_give_back_local(void *unused)
 {
@@ -110,13 +138,16 @@ static void knc_give_back_local(void *unused)
 		return;
 	knc_ctrl_sync(cpuc);
 	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
-	if (status)
+	if (status) {
 		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
+		knc_pmi_expect_late(cpuc);
+	}
 	if (cpuc->spflt_enables || cpuc->spflt_dirty)
 		knc_hw_write(KNC_MSR_SPFLT_CONTROL, 0);
 	knc_spflt_reset(cpuc);
+	WRITE_ONCE(cpuc->owned, false);
+	barrier();
 	knc_hw_lvtpc_write(cpuc->saved_lvtpc);
-	cpuc->owned = false;
 }
 
 /*
@@ -259,7 +290,7 @@ void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
  */
 void knc_pmu_restart(struct knc_cpu_hw *cpuc)
 {
-	cpuc->enabled = true;
+	WRITE_ONCE(cpuc->enabled, true);
 	knc_spflt_sync(cpuc);
 	knc_ctrl_sync(cpuc);
 }
@@ -281,7 +312,7 @@ void knc_pmu_disable(struct pmu *pmu)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 
-	cpuc->enabled = false;
+	WRITE_ONCE(cpuc->enabled, false);
 	knc_ctrl_sync(cpuc);
 }
 
@@ -405,7 +436,7 @@ int knc_pmu_add(struct perf_event *event, int flags)
 	if (unlikely(!cpuc->owned))
 		knc_take_local(NULL);
 
-	cpuc->events[idx] = event;
+	WRITE_ONCE(cpuc->events[idx], event);
 	hwc->idx = idx;
 	knc_spflt_add(cpuc, event);
 	if (unlikely(cpuc->lvt_rearm))
@@ -441,7 +472,7 @@ void knc_pmu_del(struct perf_event *event, int flags)
 	knc_hw_write(KNC_MSR_EVTSEL(hwc->idx), 0);
 	knc_hw_write(KNC_MSR_PERFCNT(hwc->idx), 0);
 	knc_spflt_del(cpuc, event);
-	cpuc->events[hwc->idx] = NULL;
+	WRITE_ONCE(cpuc->events[hwc->idx], NULL);
 	hwc->idx = -1;
 	perf_event_update_userpage(event);
 }
@@ -630,11 +661,13 @@ int knc_cpu_online(unsigned int cpu)
 
 	mutex_lock(&knc_counters_lock);
 	local_irq_disable();
-	cpuc->enabled = true;
 	WRITE_ONCE(cpuc->offline, false);
 	if (cpuc->events[0] || cpuc->events[1]) {
 		knc_take_local(NULL);
-		knc_ctrl_sync(cpuc);
+		/* SPFLT_CONTROL first, then GLOBAL_CTRL: nothing counts ungated */
+		knc_pmu_restart(cpuc);
+	} else {
+		WRITE_ONCE(cpuc->enabled, true);
 	}
 	local_irq_enable();
 	mutex_unlock(&knc_counters_lock);
@@ -650,8 +683,10 @@ int knc_cpu_online(unsigned int cpu)
  * from here on (offline); EvtSel and the status are cleared, so the
  * thread leaves with nothing that could count or interrupt, and comes
  * back clean even if knc-perf has let the counters go, or been unloaded,
- * by then.  The unthrottle timer is cancelled last: once the thread is
- * stopped, no PMI can arm it again.
+ * by then.  A PMI raised just before the status clear is still knc's
+ * when it lands (knc_pmi_expect_late()), and owned drops before LVTPC is
+ * restored, as in knc_give_back_local().  The unthrottle timer is
+ * cancelled last: once the thread is stopped, no PMI can arm it again.
  */
 int knc_cpu_offline(unsigned int cpu)
 {
@@ -666,8 +701,10 @@ int knc_cpu_offline(unsigned int cpu)
 		for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
 			knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
 		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
+		knc_pmi_expect_late(cpuc);
+		WRITE_ONCE(cpuc->owned, false);
+		barrier();
 		knc_hw_lvtpc_write(cpuc->saved_lvtpc);
-		cpuc->owned = false;
 	}
 	local_irq_enable();
 	mutex_unlock(&knc_counters_lock);

@@ -122,6 +122,11 @@ struct knc_task_data {
  * its online callback: nothing may count on the thread then, whatever
  * perf or the unthrottle timer start, so knc_ctrl_sync() wants 0.
  *
+ * The PMI handler reads events[], ctrl_shadow, ctrl_hw, enabled, owned,
+ * offline and late_pmi_until, and writes some of them: it can land
+ * between any two instructions of the code that changes them, so both
+ * sides use READ_ONCE()/WRITE_ONCE() (or atomic bitops) on them.
+ *
  * PERF_SPFLT_CONTROL is kept the same way, but its USER_PREF bit changes
  * under the driver's feet whenever code runs SPFLT.  spflt_pref is only
  * known between a read or write of the register and the end of the
@@ -136,6 +141,7 @@ struct knc_cpu_hw {
 	bool			offline;	/* between offline and online */
 	bool			lvt_rearm;	/* a PMI may have masked LVTPC */
 	u32			saved_lvtpc;	/* LVTPC before we took it */
+	u64			late_pmi_until;	/* knc_pmi_expect_late() */
 	struct irq_work		unthrottle_work;
 	struct hrtimer		unthrottle_timer;
 	unsigned int		pmi_tick;	/* knc_hw_tick_seq() of pmi_ns */
@@ -250,6 +256,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs);
 void knc_pmi_cpu_init(struct knc_cpu_hw *cpuc);
 void knc_pmi_cpu_stop(struct knc_cpu_hw *cpuc);
 void knc_pmi_rearm(struct knc_cpu_hw *cpuc);
+void knc_pmi_expect_late(struct knc_cpu_hw *cpuc);
 
 /* knc_ring3.c */
 extern const struct attribute_group knc_rdpmc_group;

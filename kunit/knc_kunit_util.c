@@ -175,6 +175,7 @@ int knc_test_init(struct kunit *test)
 		cpuc->owned = false;
 		cpuc->offline = !cpu_online(cpu);
 		cpuc->lvt_rearm = false;
+		cpuc->late_pmi_until = 0;
 		cpuc->saved_lvtpc = KNC_TEST_KERNEL_LVTPC;
 		knc_fake_thread(cpu)->lvtpc = KNC_TEST_KERNEL_LVTPC;
 		knc_spflt_reset(cpuc);
