@@ -373,12 +373,14 @@ ktap_tally()
 }
 
 # kunit_range CONSOLE N: the N-th KNC-KUNIT-BEGIN .. KNC-KUNIT-END range
-# of a console log, the KTAP of the N-th load of the KUnit module
+# of a console log, the KTAP of the N-th load of the KUnit module.  The
+# guest writes the markers into the kernel log (tools/suites/kunit.sh),
+# so they may carry its timestamp.
 kunit_range()
 {
-	awk -v n="$2" '/^KNC-KUNIT-BEGIN$/ { r++ }
+	awk -v n="$2" '/^(\[[ 0-9.]*\] )?KNC-KUNIT-BEGIN$/ { r++ }
 		r == n && !done { print }
-		r == n && /^KNC-KUNIT-END/ { done = 1 }' "$1"
+		r == n && /^(\[[ 0-9.]*\] )?KNC-KUNIT-END/ { done = 1 }' "$1"
 }
 
 # bookkeeping_split KTAP RES: the passes of the guest's own suites

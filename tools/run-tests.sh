@@ -666,7 +666,7 @@ vm_stage()
 			result "$res" "f 1"
 		fi
 	done
-	kr=$(grep -c '^KNC-KUNIT-BEGIN$' "$dir/console.log" || true)
+	kr=$(grep -cE '^(\[[ 0-9.]*\] )?KNC-KUNIT-BEGIN$' "$dir/console.log" || true)
 	if [ "$kr" != "$kn" ]; then
 		result "$res" "failure stage $name: $kr KUnit runs in the console, $kn in the row"
 		result "$res" "f 1"

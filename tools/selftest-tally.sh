@@ -248,8 +248,8 @@ fi
 
 # kunit_range: two loads of the KUnit module, each range read alone
 printf '%s\n' "[ 1.0] boot" "KNC-KUNIT-BEGIN" "[ 2.0] KTAP version 1" "[ 2.0] 1..1" \
-	"[ 2.1] ok 1 first" "KNC-KUNIT-END: insmod rc=0" "[ 3.0] between" "KNC-KUNIT-BEGIN" \
-	"[ 4.0] KTAP version 1" "[ 4.0] 1..1" "[ 4.1] not ok 1 second" "KNC-KUNIT-END: insmod rc=0" >"$tmp/ku2.log"
+	"[ 2.1] ok 1 first" "KNC-KUNIT-END: insmod rc=0" "[ 3.0] between" "[    3.5] KNC-KUNIT-BEGIN" \
+	"[ 4.0] KTAP version 1" "[ 4.0] 1..1" "[ 4.1] not ok 1 second" "[    4.2] KNC-KUNIT-END: insmod rc=0" >"$tmp/ku2.log"
 r1=$(kunit_range "$tmp/ku2.log" 1 | grep -c 'ok 1' || true)
 r2=$(kunit_range "$tmp/ku2.log" 2 | grep 'ok 1' || true)
 r3=$(kunit_range "$tmp/ku2.log" 3 | wc -l)
