@@ -166,6 +166,24 @@ check_compare_knc_no_lost_pmi()
 	expect_eq "$cm_pmi" "$(cm_dbg knc dbg-record-long 7)" "PMIs delivered = overflows"
 }
 
+# cm_acc PMU METRIC: MSR reads + writes + RDPMCs + LVTPC writes of a delta
+cm_acc()
+{
+	cm_val "$1" "$2" | awk '{ print $1 + $2 + $3 + $4 }'
+}
+
+# The PMI's register budget: 7 accesses (stop, status, clear, counter
+# read and reload, unmask, restart; Documentation/knc-pmu.rst).  The long
+# record less the counting-only perf stat of the same workload leaves the
+# PMIs and what perf record's session does beyond perf stat's, measured
+# 40 accesses, so at most 7 a PMI and 100 more.
+check_compare_knc_pmi_budget()
+{
+	cm_pmi=$(cm_dbg knc dbg-record-long 5)
+	cm_net=$(($(cm_acc knc dbg-record-long) - $(cm_acc knc dbg-stat-long)))
+	expect_range "$cm_net" 1 $((7 * cm_pmi + 100)) "accesses of $cm_pmi PMIs, net of the counting session"
+}
+
 # upstream's numbers (H14/N8): its counts exact, its samples no more than
 # the overflows (it stalls after the first PMI: reported, not judged),
 # the ping-pong's context switches one per round trip, give or take 1%
