@@ -172,24 +172,4 @@ static inline void knc_mm_init_lock(struct mm_struct *mm)
 }
 #endif
 
-/*
- * The KUnit build provokes the stuck-status warning on purpose; it counts
- * it instead of printing a WARNING that would fail the run, and every
- * test fails unless the count is what it provoked.
- */
-#ifdef KNC_PMU_KUNIT
-extern unsigned int knc_kunit_warnings;
-#define KNC_WARN_ONCE(cond, fmt, ...)					\
-	({								\
-		bool __knc_cond = (cond);				\
-		if (__knc_cond) {					\
-			knc_kunit_warnings++;				\
-			pr_info(fmt, ##__VA_ARGS__);			\
-		}							\
-		__knc_cond;						\
-	})
-#else
-#define KNC_WARN_ONCE(cond, fmt, ...)	WARN_ONCE(cond, fmt, ##__VA_ARGS__)
-#endif
-
 #endif /* KNC_COMPAT_H */

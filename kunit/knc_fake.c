@@ -41,9 +41,6 @@
 static DEFINE_PER_CPU(struct knc_fake_thread, knc_fake_threads);
 static knc_fake_nmi_fn knc_fake_nmi_handler;
 
-/* What the KNC_WARN_ONCE() of the KUnit build counts. */
-unsigned int knc_kunit_warnings;
-
 void knc_fake_set_nmi_handler(knc_fake_nmi_fn fn)
 {
 	knc_fake_nmi_handler = fn;
@@ -342,7 +339,7 @@ static void knc_fake_wr(struct knc_fake_thread *t, u32 msr, u64 val)
 	case SPEC_MSR_GLOBAL_OVF_CTRL:
 		if (val & ~(u64)SPEC_COUNTER_MASK)
 			t->violations++;
-		t->status &= ~val | t->stuck_status;
+		t->status &= ~val;
 		knc_fake_update_line(t);
 		break;
 	case SPEC_MSR_GLOBAL_CTRL:

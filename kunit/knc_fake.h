@@ -54,8 +54,6 @@ struct knc_fake_thread {
 	int	last_nmi_ret;		/* the driver's last return value */
 	u64	clock_ns;		/* knc_hw_clock() */
 	unsigned int ticks;		/* knc_hw_tick_seq(): the test ticks */
-	/* bits OVF_CTRL cannot clear, for the stuck-status test */
-	u64	stuck_status;
 	/*
 	 * called once, when the driver writes MSR before_write_msr, before
 	 * the write takes effect: an interrupt between the driver deciding

@@ -50,7 +50,6 @@ extern unsigned int knc_test_cpu;
 
 int knc_test_init(struct kunit *test);
 int knc_test_watch_init(struct kunit *test);
-void knc_test_expect_warnings(unsigned int n);
 bool knc_test_is_report(const char *text, size_t len);
 int knc_test_console_records(void);
 int knc_owner_init(struct kunit *test);

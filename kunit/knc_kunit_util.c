@@ -83,30 +83,15 @@ static void knc_test_find_console_tp(struct tracepoint *tp, void *unused)
 		knc_console_tp = tp;
 }
 
-/*
- * What KNC_WARN_ONCE(), which stands in for the driver's WARN_ONCE() in
- * the KUnit build, may count in this test; 0 unless the test says.
- */
-static unsigned int knc_warnings_expected;
-
-void knc_test_expect_warnings(unsigned int n)
-{
-	knc_warnings_expected = n;
-}
-
 static void knc_test_watch_start(void)
 {
 	knc_reports_at_init = atomic_read(&knc_kernel_reports);
-	knc_kunit_warnings = 0;
-	knc_warnings_expected = 0;
 }
 
 static void knc_test_check_reports(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&knc_kernel_reports) - knc_reports_at_init, 0,
 			    "the kernel printed a WARNING: or BUG: report meanwhile");
-	KUNIT_EXPECT_EQ_MSG(test, knc_kunit_warnings, knc_warnings_expected,
-			    "the driver's KNC_WARN_ONCE() fired");
 }
 
 static void knc_test_check_reports_action(void *arg)
