@@ -384,6 +384,17 @@ static void knc_pmi_during_offline_cannot_restart(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, knc_cpu_online(knc_test_cpu), 0);
 }
 
+/* Another source's NMI, which that source's handler claims: knc's answer */
+static int knc_foreign_nmi(struct knc_fake_thread *t)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	knc_fake_nmi(t, 1);
+	local_irq_restore(flags);
+	return t->last_nmi_ret;
+}
+
 /*
  * A PMI on its way as the offline callback stops the thread: the counter
  * overflowed just before the callback cleared the status, and the NMI
@@ -416,11 +427,7 @@ static void knc_pmi_in_flight_across_offline_is_claimed(struct kunit *test)
 	/* the thread is given back: LVTPC stays as the kernel had it */
 	KUNIT_EXPECT_NE(test, t->lvtpc, APIC_DM_NMI);
 
-	/* another source's NMI, which its own handler claims */
-	local_irq_save(flags);
-	knc_fake_nmi(t, 1);
-	local_irq_restore(flags);
-	KUNIT_EXPECT_EQ(test, t->last_nmi_ret, NMI_DONE);
+	KUNIT_EXPECT_EQ(test, knc_foreign_nmi(t), NMI_DONE);
 	knc_test_sched_out(e);
 	KUNIT_EXPECT_EQ(test, knc_cpu_online(knc_test_cpu), 0);
 }
@@ -433,15 +440,11 @@ static void knc_pmi_late_credit_expires(struct kunit *test)
 {
 	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
 	struct knc_fake_thread *t = knc_test_fake();
-	unsigned long flags;
 
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	KUNIT_ASSERT_EQ(test, knc_cpu_offline(knc_test_cpu), 0);
 	t->clock_ns += 100 * NSEC_PER_MSEC;
-	local_irq_save(flags);
-	knc_fake_nmi(t, 1);			/* another source's, claimed there */
-	local_irq_restore(flags);
-	KUNIT_EXPECT_EQ(test, t->last_nmi_ret, NMI_DONE);
+	KUNIT_EXPECT_EQ(test, knc_foreign_nmi(t), NMI_DONE);
 	knc_test_sched_out(e);
 	KUNIT_EXPECT_EQ(test, knc_cpu_online(knc_test_cpu), 0);
 }

@@ -150,12 +150,17 @@ else
 fi
 
 # The guest's suite runner: a planned check that is not defined fails,
-# and a check is planned however its definition is spelt
+# and a check is planned however its definition is spelt.
+# guest_suite LIB SUITE: the plan and result lines of SUITE run by LIB
+guest_suite()
+{
+	(cd "$tmp" && /bin/busybox sh -c ". '$1'; KNC_KTAP_OUT=/dev/stdout;
+		kt_indent=''; ktap_run_suite 1 '$2'" 2>&1 | grep -E '^(1\.\.|(not )?ok )' | tr '\n' '|')
+}
 if [ -x /bin/busybox ]; then
 	printf '%s\n' 'if false; then' 'check_never_defined()' '{' '	:' '}' 'fi' \
 		'check_defined() {' '	:' '}' >"$tmp/suite-undef.sh"
-	out=$(cd "$tmp" && /bin/busybox sh -c ". '$KNC_TOOLS/guest/lib.sh'; KNC_KTAP_OUT=/dev/stdout;
-		kt_indent=''; ktap_run_suite 1 '$tmp/suite-undef.sh'" 2>&1 | grep -E '^(1\.\.|(not )?ok )' | tr '\n' '|')
+	out=$(guest_suite "$KNC_TOOLS/guest/lib.sh" "$tmp/suite-undef.sh")
 	if [ "$out" = "1..2|not ok 1 never-defined|ok 2 defined|" ]; then
 		verdict guest-undefined-check-fails PASS
 	else
@@ -172,8 +177,7 @@ if [ -x /bin/busybox ]; then
 		'check_unplanned() { ktap_program T p_none; }' 'check_late_plan() { ktap_program T p_late; }' \
 		'check_exit() { ktap_program T p_exit; }' >"$tmp/suite-plan.sh"
 	sed "s|/tmp/knc-prog|$tmp/knc-prog|g" "$KNC_TOOLS/guest/lib.sh" >"$tmp/guest-lib-prog.sh"
-	out=$(cd "$tmp" && /bin/busybox sh -c ". '$tmp/guest-lib-prog.sh'; KNC_KTAP_OUT=/dev/stdout;
-		kt_indent=''; ktap_run_suite 1 '$tmp/suite-plan.sh'" 2>&1 | grep -E '^(1\.\.|(not )?ok )' | tr '\n' '|')
+	out=$(guest_suite "$tmp/guest-lib-prog.sh" "$tmp/suite-plan.sh")
 	if [ "$out" = "1..5|ok 1 planned|not ok 2 short|not ok 3 unplanned|not ok 4 late-plan|not ok 5 exit|" ]; then
 		verdict guest-program-plan-kept PASS
 	else
