@@ -205,15 +205,24 @@ knc_kernel_ready()
 		[ -f "$KNC_KBUILD/Module.symvers" ]
 }
 
-# The one Debian 6.1 / 6.12 amd64 header tree under /usr/src (newest
-# wins), of the generic flavour: the glob also matches the -rt-amd64 and
+# knc_debian_headers SERIES[-rt]: the one Debian 6.1 / 6.12 amd64 header
+# tree under /usr/src (newest wins), of the generic flavour, or of the
+# real-time one with -rt: the glob also matches the -rt-amd64 and
 # -cloud-amd64 flavours' trees, which are other kernels.
 knc_debian_headers()
 {
 	local d
 
-	d=$(ls -d /usr/src/linux-headers-"$1".*-amd64 2>/dev/null |
-		{ grep -vE -- '-(rt|cloud)-amd64$' || true; } | sort -V | tail -n1)
+	case "$1" in
+	*-rt)
+		d=$(ls -d /usr/src/linux-headers-"${1%-rt}".*-rt-amd64 2>/dev/null |
+			sort -V | tail -n1)
+		;;
+	*)
+		d=$(ls -d /usr/src/linux-headers-"$1".*-amd64 2>/dev/null |
+			{ grep -vE -- '-(rt|cloud)-amd64$' || true; } | sort -V | tail -n1)
+		;;
+	esac
 	[ -n "$d" ] && [ -f "$d/Makefile" ] && echo "$d"
 }
 

@@ -256,6 +256,20 @@ stock_image()
 		"linux-image-$v" >/dev/null 2>&1 || { echo "apt-get install linux-image-$v failed"; return 1; }
 }
 
+# stock_rt: Debian 12's real-time 6.12 kernel (PREEMPT_RT) and its
+# headers, installed like the generic flavour's: the headers package
+# pulls in the image.  A build stage of its own, beside the others, so
+# apt-get waits for the dpkg lock a stage may hold.
+stock_rt()
+{
+	if ! stock_version 6.12-rt >/dev/null; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			-o DPkg::Lock::Timeout=600 linux-headers-6.12-rt-amd64 >/dev/null 2>&1 ||
+			{ echo "apt-get install linux-headers-6.12-rt-amd64 failed"; return 1; }
+	fi
+	stock_image 6.12-rt
+}
+
 # debian_kernel: tools/debian-kernel.sh's directory, Debian's own kernel
 # of the newest 7.x line (stock-7), fetched and unpacked once
 debian_kernel()
@@ -340,9 +354,12 @@ for k in debug test standalone 6.1-standalone 6.12-standalone; do
 		prev=build-$k
 	fi
 done
+! stage_needs stock-6.12-rt || builds+=("build-stock-6.12-rt:-")
 for ((i = 0; i < nstages; i++)); do
 	deps=
-	case "${S_KERNEL[i]}" in test | standalone | debug | 6.1-* | 6.12-*) deps+=",build-${S_KERNEL[i]}" ;; esac
+	case "${S_KERNEL[i]}" in
+	test | standalone | debug | 6.1-* | 6.12-* | stock-6.12-rt) deps+=",build-${S_KERNEL[i]}" ;;
+	esac
 	[ "${S_NAME[i]}" != check ] || deps+=",build-standalone"
 	[[ "${S_CPU[i]}" != knc* ]] || deps+=",build-qemu"
 	[ -z "$deps" ] || S_AFTER[i]=${S_AFTER[i]#-}$deps S_AFTER[i]=${S_AFTER[i]#,}
@@ -706,6 +723,8 @@ build_stage()
 
 	if [ "$what" = qemu ]; then
 		"$KNC_TOOLS/qemu/build-qemu.sh" || echo "the QEMU build failed" >"$dir/broken"
+	elif [ "$what" = stock-6.12-rt ]; then
+		stock_rt >"$dir/broken" && rm -f "$dir/broken"
 	elif [[ "$what" == 6.1-* || "$what" == 6.12-* ]]; then
 		{ "$KNC_TOOLS/install-deps.sh" "linux-source-${what%%-*}" &&
 			KNC_KERNEL_SERIES=${what%%-*} KNC_KERNEL_VARIANT=${what#*-} "$KNC_TOOLS/build-test-kernel.sh"; } ||
