@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * fifo-hog CPU PRIO: keep CPU to itself as a SCHED_FIFO task of priority
- * PRIO, spinning until it is killed.  With the RT scheduler's throttling
- * off (/proc/sys/kernel/sched_rt_runtime_us = -1) nothing of a lower
+ * fifo-hog CPU PRIO SECS: keep CPU to itself as a SCHED_FIFO task of
+ * priority PRIO, spinning for SECS seconds (so that a test it stalls
+ * ends).  With the RT scheduler's throttling off
+ * (/proc/sys/kernel/sched_rt_runtime_us = -1) nothing of a lower
  * priority runs on CPU meanwhile: its kworkers, and every SCHED_OTHER
  * task, wait.  Prints "fifo-hog: cpu N prio P" once it spins there.
  *
@@ -14,15 +15,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int main(int argc, char **argv)
 {
 	struct sched_param sp = { 0 };
+	struct timespec now, end;
 	cpu_set_t set;
 	int cpu;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: fifo-hog CPU PRIO\n");
+	if (argc != 4) {
+		fprintf(stderr, "usage: fifo-hog CPU PRIO SECS\n");
 		return 2;
 	}
 	cpu = atoi(argv[1]);
@@ -37,6 +40,11 @@ int main(int argc, char **argv)
 	}
 	printf("fifo-hog: cpu %d prio %d\n", cpu, sp.sched_priority);
 	fflush(stdout);
-	for (;;)
-		__asm__ __volatile__("" ::: "memory");
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += atoi(argv[3]);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while (now.tv_sec < end.tv_sec ||
+	       (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	return 0;
 }
