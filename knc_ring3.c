@@ -240,6 +240,97 @@ int knc_event_idx(struct perf_event *event)
 }
 
 /*
+ * Work on other CPUs, waited for with a bound.  Both jobs below need a
+ * kworker on some CPUs to switch mm; a CPU that a real-time task keeps
+ * to itself runs its kworker only when that task lets it, which on a
+ * PREEMPT_RT kernel with RT throttling off may be never.  So the caller
+ * waits KNC_CPU_WAIT_MS at most and goes on; a job still queued runs
+ * when its CPU gets to it, holding what it needs (a reference to the job
+ * and to its mm), and the module's exit waits for it (destroy_workqueue()
+ * drains knc_cpu_wq).  Documentation/knc-pmu.rst, "Real-time kernels",
+ * says what a late job costs.
+ */
+#define KNC_CPU_WAIT_MS	100
+
+struct knc_cpu_job;
+
+struct knc_cpu_job_work {
+	struct work_struct	work;
+	struct knc_cpu_job	*job;
+};
+
+struct knc_cpu_job {
+	refcount_t		ref;		/* the caller's and each work's */
+	atomic_t		pending;	/* works not yet run */
+	struct mm_struct	*mm;		/* held (mmget) while the job lives */
+	void			(*fn)(struct knc_cpu_job *job);
+	struct knc_cpu_job_work	w[];		/* one per possible CPU */
+};
+
+static struct workqueue_struct *knc_cpu_wq;
+static DECLARE_WAIT_QUEUE_HEAD(knc_cpu_job_done);
+
+static void knc_cpu_job_put(struct knc_cpu_job *job)
+{
+	if (!refcount_dec_and_test(&job->ref))
+		return;
+	if (job->mm)
+		mmput(job->mm);
+	kfree(job);
+}
+
+static void knc_cpu_job_run(struct work_struct *work)
+{
+	struct knc_cpu_job_work *w = container_of(work, struct knc_cpu_job_work, work);
+	struct knc_cpu_job *job = w->job;
+
+	job->fn(job);
+	if (atomic_dec_and_test(&job->pending))
+		wake_up_all(&knc_cpu_job_done);
+	knc_cpu_job_put(job);
+}
+
+/*
+ * Run @fn in a kworker on each CPU of @cpus, with @mm (referenced by the
+ * caller, whose reference the job takes over; may be NULL).  Returns how
+ * many CPUs had not run it after KNC_CPU_WAIT_MS, or -ENOMEM.
+ */
+static int knc_on_cpus(const struct cpumask *cpus, void (*fn)(struct knc_cpu_job *job),
+		       struct mm_struct *mm)
+{
+	struct knc_cpu_job *job;
+	unsigned int cpu;
+	int late;
+
+	job = kzalloc(struct_size(job, w, nr_cpu_ids), GFP_KERNEL);
+	if (!job) {
+		if (mm)
+			mmput(mm);
+		return -ENOMEM;
+	}
+	refcount_set(&job->ref, 1);
+	atomic_set(&job->pending, 1);		/* until all are queued */
+	job->mm = mm;
+	job->fn = fn;
+	for_each_cpu(cpu, cpus) {
+		INIT_WORK(&job->w[cpu].work, knc_cpu_job_run);
+		job->w[cpu].job = job;
+		refcount_inc(&job->ref);
+		atomic_inc(&job->pending);
+		queue_work_on(cpu, knc_cpu_wq, &job->w[cpu].work);
+	}
+	atomic_dec(&job->pending);
+	wait_event_timeout(knc_cpu_job_done, !atomic_read(&job->pending),
+			   msecs_to_jiffies(KNC_CPU_WAIT_MS));
+	late = atomic_read(&job->pending);
+	knc_cpu_job_put(job);
+	if (late)
+		pr_info_ratelimited("%d CPUs ran no kworker in %d ms (a real-time task keeping them?); their switch of mm comes later\n",
+				    late, KNC_CPU_WAIT_MS);
+	return late;
+}
+
+/*
  * CR4.PCE, which lets ring 3 execute RDPMC, is x86's to set: switch_mm()
  * recomputes it whenever a CPU loads a different mm, from x86's knob and
  * the mm's perf_rdpmc_allowed (cr4_update_pce_mm(), arch/x86/mm/tlb.c),
@@ -250,30 +341,26 @@ int knc_event_idx(struct perf_event *event)
  * leave_mm() switches it to init_mm.  A task of @mm that runs on that
  * CPU afterwards, the one that mapped included, comes back through
  * switch_mm() and gets CR4.PCE by the new count; a CPU that never had
- * @mm does so anyway.  The caller waits, so RDPMC works, or faults
- * again, from the moment mmap() or munmap() returns.  A CPU kept from
- * running its kworker by a real-time task delays that return.
+ * @mm does so anyway.  The caller waits (knc_on_cpus()), so RDPMC works,
+ * or faults again, from the moment mmap() or munmap() returns.  A CPU
+ * that ran no kworker within the wait mostly runs another user task,
+ * whose mm is loaded there, so a task of @mm comes back to it through
+ * switch_mm() all the same (Documentation/knc-pmu.rst, "Real-time
+ * kernels", for the cases where it does not).
  */
-static DEFINE_PER_CPU(struct work_struct, knc_pce_work);
-
-static void knc_pce_work_fn(struct work_struct *work)
+static void knc_pce_leave(struct knc_cpu_job *job)
 {
 	knc_leave_mm();
 }
 
 static void knc_pce_resync(struct mm_struct *mm)
 {
-	unsigned int cpu;
-
 	/*
 	 * No cpus_read_lock(): event_init may run in a hotplug callback.
 	 * A work queued on a CPU that went offline runs unbound, where
 	 * leave_mm() is as harmless.
 	 */
-	for_each_cpu(cpu, mm_cpumask(mm))
-		queue_work_on(cpu, system_highpri_wq, per_cpu_ptr(&knc_pce_work, cpu));
-	for_each_possible_cpu(cpu)
-		flush_work(per_cpu_ptr(&knc_pce_work, cpu));
+	knc_on_cpus(mm_cpumask(mm), knc_pce_leave, NULL);
 }
 
 /*
@@ -310,14 +397,11 @@ void knc_event_unmapped(struct perf_event *event, struct mm_struct *mm)
  * RDPMC.  leave_mm() first, because a switch into the mm already loaded
  * changes nothing; and after, so that no task of @mm keeps CR4.PCE.
  */
-static DEFINE_PER_CPU(struct work_struct, knc_flush_work);
-static struct mm_struct *knc_flush_mm;	/* under knc_counters_lock */
-
-static void knc_x86_dirty_flush_cpu(struct work_struct *work)
+static void knc_x86_dirty_flush_cpu(struct knc_cpu_job *job)
 {
 	knc_leave_mm();
-	kthread_use_mm(knc_flush_mm);
-	kthread_unuse_mm(knc_flush_mm);
+	kthread_use_mm(job->mm);
+	kthread_unuse_mm(job->mm);
 	knc_leave_mm();
 }
 
@@ -326,31 +410,28 @@ static void knc_x86_dirty_flush_cpu(struct work_struct *work)
  * counter dirty again until knc lets them go.  Needs a user mm to borrow:
  * a kernel caller (no mm) skips it.  Not under cpus_read_lock(), since
  * event_init may run in a CPU-hotplug callback: a CPU that comes online
- * meanwhile is not flushed (Documentation/knc-pmu.rst).  The works are
- * queued on every CPU first and then waited for, so the opener waits for
- * the slowest CPU, not for all of them in turn; a CPU that a real-time
- * task keeps from running its kworker still holds it up.
+ * meanwhile is not flushed (Documentation/knc-pmu.rst).  The works run on
+ * every CPU at once, and the opener waits for them at most
+ * KNC_CPU_WAIT_MS (knc_on_cpus()): a CPU held by a real-time task flushes
+ * when it next runs its kworker, after @mm's permission is gone, so it
+ * zeroes nothing then; x86's zeroing waits for the next switch there into
+ * an mm allowed to RDPMC.
  */
 void knc_x86_dirty_flush(void)
 {
 	struct mm_struct *mm = current->mm;
-	unsigned int cpu;
 
 	if (!mm || !mmget_not_zero(mm))
 		return;
-	knc_flush_mm = mm;
 	atomic_inc(&mm->context.perf_rdpmc_allowed);
-	for_each_online_cpu(cpu)
-		queue_work_on(cpu, system_highpri_wq, per_cpu_ptr(&knc_flush_work, cpu));
-	for_each_possible_cpu(cpu)
-		flush_work(per_cpu_ptr(&knc_flush_work, cpu));
+	mmget(mm);				/* the job's */
+	knc_on_cpus(cpu_online_mask, knc_x86_dirty_flush_cpu, mm);
 	/*
 	 * Switching back into @mm after each flush set CR4.PCE for it on
 	 * the CPUs that run it now; only its own count may leave it set.
 	 */
 	if (atomic_dec_and_test(&mm->context.perf_rdpmc_allowed))
 		knc_pce_resync(mm);
-	knc_flush_mm = NULL;
 	mmput(mm);
 }
 
@@ -403,19 +484,20 @@ int knc_ring3_event_init(struct perf_event *event, u64 config)
  */
 int knc_ring3_init(void)
 {
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		INIT_WORK(per_cpu_ptr(&knc_flush_work, cpu), knc_x86_dirty_flush_cpu);
-		INIT_WORK(per_cpu_ptr(&knc_pce_work, cpu), knc_pce_work_fn);
-	}
+	knc_cpu_wq = alloc_workqueue("%s_cpu", WQ_HIGHPRI, 0, KBUILD_MODNAME);
+	if (!knc_cpu_wq)
+		return -ENOMEM;
 	if (knc_pmu.task_ctx_nr == perf_invalid_context)
 		return 0;
 	/* a name of this module's own: the KUnit module holds a copy */
 	knc_pmu.task_ctx_cache = kmem_cache_create(KBUILD_MODNAME "_task_data",
 						   sizeof(struct knc_task_data),
 						   0, 0, NULL);
-	return knc_pmu.task_ctx_cache ? 0 : -ENOMEM;
+	if (knc_pmu.task_ctx_cache)
+		return 0;
+	destroy_workqueue(knc_cpu_wq);
+	knc_cpu_wq = NULL;
+	return -ENOMEM;
 }
 
 /*
@@ -427,4 +509,8 @@ void knc_ring3_exit(void)
 	rcu_barrier();
 	kmem_cache_destroy(knc_pmu.task_ctx_cache);
 	knc_pmu.task_ctx_cache = NULL;
+	/* the jobs still queued on CPUs that were held up run first */
+	if (knc_cpu_wq)
+		destroy_workqueue(knc_cpu_wq);
+	knc_cpu_wq = NULL;
 }

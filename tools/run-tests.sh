@@ -816,9 +816,21 @@ ready()
 	done
 ) &
 ticker=$!
+# the stages that take a CPU: all but the fetch of a Debian kernel
+# (build-stock-*), which waits on the network and dpkg and runs beside
+# them
+cpu_stages()
+{
+	local n=0 p
+
+	for p in "${!pids[@]}"; do
+		[[ "${pids[$p]}" == build-stock-* ]] || n=$((n + 1))
+	done
+	echo "$n"
+}
 while :; do
 	for ((i = 0; i < nstages; i++)); do
-		[ ${#pids[@]} -lt "$jobs" ] || break
+		[[ "${S_NAME[i]}" == build-stock-* ]] || [ "$(cpu_stages)" -lt "$jobs" ] || continue
 		[ -z "${state[${S_NAME[i]}]:-}" ] && ready "$i" || continue
 		state[${S_NAME[i]}]=running
 		if [[ "${S_SUITES[i]}" == build:* ]]; then
