@@ -637,6 +637,11 @@ vm_stage()
 	# setting took)
 	if [[ "$kernel" == stock-* ]]; then
 		args+=(nmi_watchdog=0)
+		# PREEMPT_RT runs RCU's per-CPU work in rcuc kthreads, at
+		# SCHED_FIFO 1 like the rt suite's hog: one step above it, so
+		# that the hog starves the kworkers the suite is about and not
+		# RCU, which every perf close waits for there (irq_work_sync())
+		[[ "$kernel" != stock-6.12-rt ]] || args+=(rcutree.kthread_prio=2)
 	else
 		args+=(unknown_nmi_panic=1)
 	fi

@@ -6,7 +6,11 @@
 # to itself does not hold up a task on cpu0 that opens, maps and closes
 # a knc event.  The RT scheduler's throttling (sched_rt_runtime_us) is
 # off for that check, so cpu1's other tasks, its kworkers included, get
-# no turn while the hog runs.
+# no turn while the hog runs.  RCU's kthreads run one priority above the
+# hog (tools/run-tests.sh boots this kernel with rcutree.kthread_prio=2):
+# on PREEMPT_RT every perf close waits for an RCU grace period
+# (irq_work_sync(), kernel/irq_work.c), which a hog at their priority
+# would hold up for as long as it runs, knc or not.
 
 RT_W=/knc/workload-1000000
 RT_RUNTIME=/proc/sys/kernel/sched_rt_runtime_us
