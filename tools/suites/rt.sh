@@ -56,7 +56,7 @@ check_rt_open_map_close_beside_fifo_hog()
 	kill "$rt_hog"
 	wait "$rt_hog" 2>/dev/null
 	echo "$rt_was" >$RT_RUNTIME
-	taskset -p 3 $$ >/dev/null
+	taskset -p "$(printf '%x' $(((1 << KNC_CPUS) - 1)))" $$ >/dev/null
 	info "$(cat /tmp/rt-hog.out); $rt_out; $rt_ms ms"
 	expect_true "the hog ran on cpu1" grep -q 'fifo-hog: cpu 1 prio 1' /tmp/rt-hog.out
 	expect_eq "$rt_rc" 0 "rdpmc-nomap map exit (124: killed after 10 s)"
