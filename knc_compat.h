@@ -133,6 +133,17 @@ static inline void *knc_event_task_data(struct perf_event *event)
 #define knc_count_pmi()		inc_irq_stat(apic_perf_irqs)
 #endif
 
+/*
+ * Workqueues are moving to unbound by default: 7.x wants a per-CPU one to
+ * say WQ_PERCPU and warns otherwise (__alloc_workqueue(),
+ * kernel/workqueue.c); before the flag existed, per-CPU was the default.
+ */
+#ifdef KNC_HAVE_WQ_PERCPU
+#define KNC_WQ_PERCPU			WQ_PERCPU
+#else
+#define KNC_WQ_PERCPU			0
+#endif
+
 /* 6.7 dropped leave_mm()'s cpu argument; it always meant this CPU. */
 #ifdef KNC_HAVE_LEAVE_MM_VOID
 #define knc_leave_mm()			leave_mm()

@@ -484,7 +484,7 @@ int knc_ring3_event_init(struct perf_event *event, u64 config)
  */
 int knc_ring3_init(void)
 {
-	knc_cpu_wq = alloc_workqueue("%s_cpu", WQ_HIGHPRI, 0, KBUILD_MODNAME);
+	knc_cpu_wq = alloc_workqueue("%s_cpu", WQ_HIGHPRI | KNC_WQ_PERCPU, 0, KBUILD_MODNAME);
 	if (!knc_cpu_wq)
 		return -ENOMEM;
 	if (knc_pmu.task_ctx_nr == perf_invalid_context)
