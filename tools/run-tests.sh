@@ -157,13 +157,13 @@ summary()
 	done
 	[ "$rc" = 0 ] || setup_failures+=("the runner stopped (exit $rc) before it finished")
 	echo
-	printf '%-15s %-10s %-11s %-4s %8s %7s %7s %7s\n' stage kernel cpu smp time passed failed skipped
+	printf '%-19s %-13s %-11s %-4s %8s %7s %7s %7s\n' stage kernel cpu smp time passed failed skipped
 	for ((i = 0; i < nstages; i++)); do
 		name=${S_NAME[i]}
 		res=$run/stages/$name/result
 		if ! selected "$name"; then
 			skips+=("stage $name: not selected (--only)")
-			printf '%-15s %-10s %-11s %-4s %8s\n' "$name" "${S_KERNEL[i]}" "${S_CPU[i]}" "${S_SMP[i]}" "(not run)"
+			printf '%-19s %-13s %-11s %-4s %8s\n' "$name" "${S_KERNEL[i]}" "${S_CPU[i]}" "${S_SMP[i]}" "(not run)"
 			continue
 		fi
 		if [ ! -f "$res" ]; then
@@ -179,7 +179,7 @@ summary()
 		fl=$(sed -n 's/^failed //p' "$res")
 		sk=$(sed -n 's/^skipped //p' "$res")
 		t=$(sed -n 's/^time //p' "$res")
-		printf '%-15s %-10s %-11s %-4s %8s %7s %7s %7s\n' "$name" "${S_KERNEL[i]}" \
+		printf '%-19s %-13s %-11s %-4s %8s %7s %7s %7s\n' "$name" "${S_KERNEL[i]}" \
 			"${S_CPU[i]}" "${S_SMP[i]}" "$t" "$p" "$fl" "$sk"
 		tp=$((tp + p))
 		tf=$((tf + fl))
