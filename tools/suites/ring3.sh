@@ -112,8 +112,10 @@ check_selfmon()
 # with :k an spflt event counts the kernel only while the task's
 # preference is set: nothing of exec, page faults or exit around a region
 # of 22 user instructions, but the exit path of a task that leaves with
-# its preference set (-l): more than 100 instructions, and less than the
-# same program's whole kernel work, counted without spflt
+# its preference set (-l), up to perf's exit of the task's events: more
+# than 100 instructions, and at most a twentieth of the same program's
+# whole kernel work counted without spflt, which is mostly exec's
+# (measured 0.3% on the standalone kernel, 0.8-1.0% on Debian's)
 check_spflt_kernel_outside_region()
 {
 	expect_eq "$(r3_stat knc/instructions_executed,spflt=1/k /knc/spflt-region 10)" 0
@@ -123,7 +125,7 @@ check_spflt_kernel_with_pref()
 {
 	r3_all=$(r3_stat knc/instructions_executed/k /knc/spflt-region -l 10)
 	expect_range "$(r3_stat knc/instructions_executed,spflt=1/k /knc/spflt-region -l 10)" \
-		101 "${r3_all:-0}" "gated, of the program's $r3_all"
+		101 $((${r3_all:-0} / 20)) "gated, of the program's $r3_all"
 }
 
 check_rdpmc_nomap_sigsegv()
