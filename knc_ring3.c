@@ -261,7 +261,6 @@ struct knc_cpu_job_work {
 
 struct knc_cpu_job {
 	refcount_t		ref;		/* the caller's and each work's */
-	atomic_t		pending;	/* works not yet run */
 	struct mm_struct	*mm;		/* held (mmget) while the job lives */
 	void			(*fn)(struct knc_cpu_job *job);
 	struct knc_cpu_job_work	w[];		/* one per possible CPU */
@@ -270,10 +269,13 @@ struct knc_cpu_job {
 static struct workqueue_struct *knc_cpu_wq;
 static DECLARE_WAIT_QUEUE_HEAD(knc_cpu_job_done);
 
+/* A work done, or the caller gone: the last one frees the job. */
 static void knc_cpu_job_put(struct knc_cpu_job *job)
 {
-	if (!refcount_dec_and_test(&job->ref))
+	if (!refcount_dec_and_test(&job->ref)) {
+		wake_up_all(&knc_cpu_job_done);
 		return;
+	}
 	if (job->mm)
 		mmput(job->mm);
 	kfree(job);
@@ -282,52 +284,45 @@ static void knc_cpu_job_put(struct knc_cpu_job *job)
 static void knc_cpu_job_run(struct work_struct *work)
 {
 	struct knc_cpu_job_work *w = container_of(work, struct knc_cpu_job_work, work);
-	struct knc_cpu_job *job = w->job;
 
-	job->fn(job);
-	if (atomic_dec_and_test(&job->pending))
-		wake_up_all(&knc_cpu_job_done);
-	knc_cpu_job_put(job);
+	w->job->fn(w->job);
+	knc_cpu_job_put(w->job);
 }
 
 /*
  * Run @fn in a kworker on each CPU of @cpus, with @mm (referenced by the
- * caller, whose reference the job takes over; may be NULL).  Returns how
- * many CPUs had not run it after KNC_CPU_WAIT_MS, or -ENOMEM.
+ * caller, whose reference the job takes over; may be NULL), and wait
+ * until each has run it or KNC_CPU_WAIT_MS have passed.  The job's
+ * references beyond the caller's are the works still to run.
  */
-static int knc_on_cpus(const struct cpumask *cpus, void (*fn)(struct knc_cpu_job *job),
-		       struct mm_struct *mm)
+static void knc_on_cpus(const struct cpumask *cpus, void (*fn)(struct knc_cpu_job *job),
+			struct mm_struct *mm)
 {
 	struct knc_cpu_job *job;
-	unsigned int cpu;
-	int late;
+	unsigned int cpu, late;
 
 	job = kzalloc(struct_size(job, w, nr_cpu_ids), GFP_KERNEL);
 	if (!job) {
 		if (mm)
 			mmput(mm);
-		return -ENOMEM;
+		return;
 	}
 	refcount_set(&job->ref, 1);
-	atomic_set(&job->pending, 1);		/* until all are queued */
 	job->mm = mm;
 	job->fn = fn;
 	for_each_cpu(cpu, cpus) {
 		INIT_WORK(&job->w[cpu].work, knc_cpu_job_run);
 		job->w[cpu].job = job;
 		refcount_inc(&job->ref);
-		atomic_inc(&job->pending);
 		queue_work_on(cpu, knc_cpu_wq, &job->w[cpu].work);
 	}
-	atomic_dec(&job->pending);
-	wait_event_timeout(knc_cpu_job_done, !atomic_read(&job->pending),
+	wait_event_timeout(knc_cpu_job_done, refcount_read(&job->ref) == 1,
 			   msecs_to_jiffies(KNC_CPU_WAIT_MS));
-	late = atomic_read(&job->pending);
+	late = refcount_read(&job->ref) - 1;
 	knc_cpu_job_put(job);
 	if (late)
-		pr_info_ratelimited("%d CPUs ran no kworker in %d ms (a real-time task keeping them?); their switch of mm comes later\n",
+		pr_info_ratelimited("%u CPUs ran no kworker in %d ms (a real-time task keeping them?); their switch of mm comes later\n",
 				    late, KNC_CPU_WAIT_MS);
-	return late;
 }
 
 /*
