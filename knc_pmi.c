@@ -233,12 +233,13 @@ static bool knc_pmi_claim_late(struct knc_cpu_hw *cpuc)
 
 /*
  * A PMI can still arrive after perf took the last event off this CPU: an
- * overflow just before pmu_disable() raises an NMI that lands a few
- * hundred cycles later, after del().  While knc holds the thread its
- * status says whether the NMI was ours: claim it and unmask.  Otherwise
- * the PMU may not even be ours: touch nothing, and claim the NMI only on
- * a credit (knc_pmi_claim_late()).  If this was a PMI after all, the APIC
- * masked LVTPC; the next add() unmasks it.
+ * overflow just before stop() raises an NMI that lands a few hundred
+ * cycles later, after del().  perf may also have given events to a
+ * thread knc does not hold yet (knc_cpu_online()).  While knc holds the
+ * thread its status says whether the NMI was ours: claim it and unmask.
+ * Otherwise the PMU may not even be ours: touch nothing, and claim the
+ * NMI only on a credit (knc_pmi_claim_late()).  If this was a PMI after
+ * all, the APIC masked LVTPC; the next add() unmasks it.
  */
 static int knc_pmi_without_event(struct knc_cpu_hw *cpuc)
 {
@@ -255,26 +256,35 @@ static int knc_pmi_without_event(struct knc_cpu_hw *cpuc)
 	return NMI_HANDLED;
 }
 
+/*
+ * Step 7: GLOBAL_CTRL back on, the value it holds while knc-perf holds
+ * the thread; EvtSel says which counters count (struct knc_cpu_hw).  A
+ * perf bracket the PMI landed in needs nothing else: brackets do not use
+ * GLOBAL_CTRL.
+ */
+static void knc_pmi_restart(struct knc_cpu_hw *cpuc)
+{
+	if (knc_counting_allowed(cpuc))
+		knc_hw_write(KNC_MSR_GLOBAL_CTRL, KNC_COUNTER_MASK);
+}
+
 int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	unsigned long running, status, idx;
-	bool was_enabled = READ_ONCE(cpuc->enabled);
 	u64 start;
 
-	if (!READ_ONCE(cpuc->events[0]) && !READ_ONCE(cpuc->events[1]))
+	if (!READ_ONCE(cpuc->owned) ||
+	    (!READ_ONCE(cpuc->events[0]) && !READ_ONCE(cpuc->events[1])))
 		return knc_pmi_without_event(cpuc);
 	start = knc_hw_clock();
 
-	/*
-	 * 1. Stop, so no overflow can arrive while the status is handled:
-	 * the handler is a pmu_disable() bracket of its own.
-	 */
-	knc_pmu_disable(&knc_pmu);
+	/* 1. Stop, so no overflow can arrive while the status is handled. */
+	knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
 
-	/* 2. Read which counters overflowed; the shadow says which run. */
+	/* 2. Read which counters overflowed; running says which count. */
 	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
-	running = cpuc->ctrl_shadow;
+	running = READ_ONCE(cpuc->running);
 
 	if (!(status & running)) {
 		/*
@@ -288,8 +298,7 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 		if (status)
 			knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
 		knc_pmi_unmask(cpuc);
-		if (was_enabled)
-			knc_pmu_restart(cpuc);
+		knc_pmi_restart(cpuc);
 		return status || knc_pmi_claim_late(cpuc) ? NMI_HANDLED : NMI_DONE;
 	}
 
@@ -315,9 +324,8 @@ int knc_pmi_handle(unsigned int cmd, struct pt_regs *regs)
 	 * whatever ordinary interrupt happens to be in service instead.
 	 */
 
-	/* 7. Restart, unless perf has the PMU disabled right now. */
-	if (was_enabled)
-		knc_pmu_restart(cpuc);
+	/* 7. Restart. */
+	knc_pmi_restart(cpuc);
 
 	knc_pmi_account(cpuc, start);
 	knc_count_pmi();
@@ -335,7 +343,7 @@ NOKPROBE_SYMBOL(knc_pmi_handle);
  */
 void knc_pmi_rearm(struct knc_cpu_hw *cpuc)
 {
-	u64 stale = KNC_COUNTER_MASK & ~(u64)cpuc->ctrl_shadow;
+	u64 stale = KNC_COUNTER_MASK & ~(u64)READ_ONCE(cpuc->running);
 	u64 status;
 
 	if (!cpuc->owned)

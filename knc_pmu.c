@@ -39,21 +39,25 @@ static DEFINE_MUTEX(knc_counters_lock);
 static unsigned int knc_counters_users;
 static enum cpuhp_state knc_cpuhp_state;
 
-/* Bring this thread's PMU to its reset state (spec 1.4.4). */
+/*
+ * Bring this thread's PMU to its reset state (spec 1.4.4), except that
+ * GLOBAL_CTRL ends with both bits set: from here on each counter is
+ * gated by its EvtSel alone (struct knc_cpu_hw).  The EvtSels go first,
+ * so nothing counts while the rest is reset.
+ */
 static void knc_reset_counters_local(void)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 	int idx;
 
-	knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
-	cpuc->ctrl_hw = 0;
-	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
 		knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
 		knc_hw_write(KNC_MSR_PERFCNT(idx), 0);
-	}
 	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
 	knc_hw_write(KNC_MSR_SPFLT_CONTROL, 0);
 	knc_spflt_reset(cpuc);
+	knc_hw_write(KNC_MSR_GLOBAL_CTRL, KNC_COUNTER_MASK);
 }
 
 /*
@@ -74,30 +78,28 @@ static void knc_reset_counters_local(void)
  * reached yet is left to it: LVTPC there may not be the kernel's final
  * value.  perf's own online callback runs before knc's, so a CPU-wide
  * event may already sit on a counter of a thread taken at online: its
- * EvtSel and counter are its event's, and knc_take_with_events() clears
- * the rest.
+ * counter is its event's, and knc_take_with_events() clears the rest;
+ * the online callback then sets the EvtSels of the started events.
  */
 static void knc_take_with_events(struct knc_cpu_hw *cpuc)
 {
 	int idx;
 
-	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
-		if (cpuc->events[idx])
-			continue;
-		knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
-		knc_hw_write(KNC_MSR_PERFCNT(idx), 0);
-	}
 	/*
-	 * The events have not counted yet (knc_ctrl_sync() wanted 0 while
-	 * the thread was offline), so any overflow bit is the last owner's,
-	 * and with one set the unmask below would leave the PMI line high
-	 * for good (spec 1.4.3.9).  GLOBAL_CTRL and SPFLT_CONTROL may hold
-	 * what that owner left (upstream knc.c's enable_all sets both
-	 * GLOBAL_CTRL bits): forget the cached values, so the next sync
-	 * writes both.
+	 * The events have not counted yet (start() leaves EvtSel alone on
+	 * a thread knc does not hold), so the EvtSels and any overflow bit
+	 * are the last owner's; with an overflow bit set the unmask below
+	 * would leave the PMI line high for good (spec 1.4.3.9).
+	 * SPFLT_CONTROL may hold what that owner left too: mark it for the
+	 * next sync.
 	 */
+	for (idx = 0; idx < KNC_NUM_COUNTERS; idx++) {
+		knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
+		if (!cpuc->events[idx])
+			knc_hw_write(KNC_MSR_PERFCNT(idx), 0);
+	}
 	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
-	WRITE_ONCE(cpuc->ctrl_hw, KNC_CTRL_UNKNOWN);
+	knc_hw_write(KNC_MSR_GLOBAL_CTRL, KNC_COUNTER_MASK);
 	cpuc->spflt_dirty = true;
 }
 
@@ -119,13 +121,14 @@ static void knc_take_local(void *unused)
 
 /*
  * Giving it back.  Each event's del() zeroed its EvtSel and counter
- * (knc_pmu_del()) and, with no event left, GLOBAL_CTRL is 0 or is made
- * so here; what else may be left is an overflow bit and the enables in
+ * (knc_pmu_del()); GLOBAL_CTRL goes back to its reset value, 0, and
+ * what else may be left is an overflow bit and the enables in
  * SPFLT_CONTROL.  Clear those, then LVTPC as it was before knc-perf took
- * the thread.  Two accesses where nothing is left, not a full reset:
+ * the thread.  Three accesses where nothing is left, not a full reset:
  * the preference bit of SPFLT_CONTROL, which ring 3 sets at will, is all
- * a reset would clear besides.  A thread that went offline was given
- * back by knc_cpu_offline() already.  owned drops before LVTPC is
+ * a reset would clear besides.  With no event left, a PMI cannot set
+ * GLOBAL_CTRL again (knc_pmi_without_event()).  A thread that went
+ * offline was given back by knc_cpu_offline() already.  owned drops before LVTPC is
  * restored: a PMI still on its way then leaves LVTPC as the kernel had
  * it (knc_pmi_unmask()).
  */
@@ -136,7 +139,7 @@ static void knc_give_back_local(void *unused)
 
 	if (!cpuc->owned)
 		return;
-	knc_ctrl_sync(cpuc);
+	knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
 	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
 	if (status) {
 		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
@@ -253,59 +256,47 @@ static void knc_event_destroy(struct perf_event *event)
 }
 
 /*
- * Write IA32_PERF_GLOBAL_CTRL only when the wanted value differs from
- * what the register holds.  Between pmu_disable() and pmu_enable() the
- * wanted value is 0, so add/del/start/stop inside that bracket cost no
- * GLOBAL_CTRL write of their own; outside it they take effect at once.
- *
- * A PMI can land between choosing the value and writing it, stop an
- * event (throttle, refresh limit) and write GLOBAL_CTRL itself; the
- * interrupted write would then switch the stopped counter back on.  So
- * while the write is in flight the cache says "unknown", which makes the
- * handler's own stop write the register, and afterwards it records what
- * this write put there; a wanted value that changed meanwhile is written
- * once more.
+ * May a counter of this thread count?  Only while knc-perf holds it and
+ * it is online: a start() anywhere else leaves EvtSel alone, and the
+ * online callback sets it (knc_cpu_online()).
  */
-void knc_ctrl_sync(struct knc_cpu_hw *cpuc)
+bool knc_counting_allowed(struct knc_cpu_hw *cpuc)
 {
-	u32 want;
-
-	for (;;) {
-		want = READ_ONCE(cpuc->enabled) && !READ_ONCE(cpuc->offline) ?
-		       (u32)READ_ONCE(cpuc->ctrl_shadow) : 0;
-		if (want == READ_ONCE(cpuc->ctrl_hw))
-			return;
-		WRITE_ONCE(cpuc->ctrl_hw, KNC_CTRL_UNKNOWN);
-		barrier();
-		knc_hw_write(KNC_MSR_GLOBAL_CTRL, want);
-		barrier();
-		WRITE_ONCE(cpuc->ctrl_hw, want);
-	}
+	return READ_ONCE(cpuc->owned) && !READ_ONCE(cpuc->offline);
 }
 
 /*
- * The end of a pmu_disable() bracket: SPFLT_CONTROL first, so nothing
- * counts ungated once GLOBAL_CTRL is on.  The PMI handler ends its own
- * bracket here.
+ * Set EN on a started event's counter.  A PMI can land between the bit
+ * in running and this write and stop the event (throttle, refresh
+ * limit), writing EvtSel 0 before this write puts EN back: so look at
+ * the bit again afterwards, and stop the counter once more if the PMI
+ * took it.  No extra access when no PMI came.
  */
-void knc_pmu_restart(struct knc_cpu_hw *cpuc)
+static void knc_evtsel_on(struct knc_cpu_hw *cpuc, struct perf_event *event)
 {
-	WRITE_ONCE(cpuc->enabled, true);
-	knc_spflt_sync(cpuc);
-	knc_ctrl_sync(cpuc);
+	int idx = event->hw.idx;
+
+	knc_hw_write(KNC_MSR_EVTSEL(idx), event->hw.config);
+	barrier();
+	if (unlikely(!test_bit(idx, &cpuc->running)))
+		knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
 }
 
 /*
- * The perf core's brackets may have swapped this CPU's task context
- * (knc_spflt_follow_task()); the PMI's cannot, so only these settle the
- * preference's owner, while still disabled.
+ * The perf core's brackets cost no register access: counters start and
+ * stop by their EvtSel, and GLOBAL_CTRL stays on (struct knc_cpu_hw).
+ * They matter to SPFLT_CONTROL alone: add() and del() inside one leave
+ * its write to the end, where the core may also have swapped this CPU's
+ * task context (knc_spflt_follow_task()); the PMI cannot swap one, so
+ * only these settle the preference's owner.
  */
 void knc_pmu_enable(struct pmu *pmu)
 {
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 
 	knc_spflt_follow_task(cpuc);
-	knc_pmu_restart(cpuc);
+	WRITE_ONCE(cpuc->enabled, true);
+	knc_spflt_sync(cpuc);
 }
 
 void knc_pmu_disable(struct pmu *pmu)
@@ -313,7 +304,6 @@ void knc_pmu_disable(struct pmu *pmu)
 	struct knc_cpu_hw *cpuc = this_cpu_ptr(&knc_cpu_state);
 
 	WRITE_ONCE(cpuc->enabled, false);
-	knc_ctrl_sync(cpuc);
 }
 
 /*
@@ -385,8 +375,17 @@ void knc_pmu_start(struct perf_event *event, int flags)
 		knc_set_period(event);
 	hwc->state = 0;
 
-	set_bit(hwc->idx, &cpuc->ctrl_shadow);
-	knc_ctrl_sync(cpuc);
+	set_bit(hwc->idx, &cpuc->running);
+	if (knc_counting_allowed(cpuc)) {
+		/*
+		 * SPFLT_CONTROL before EN: a del() in this bracket may have
+		 * left the counter's SPFLT enable set, and an spflt event
+		 * counts ungated until its own is set.
+		 */
+		if (cpuc->spflt_dirty)
+			knc_spflt_sync(cpuc);
+		knc_evtsel_on(cpuc, event);
+	}
 	/* the page shows index 0 for a stopped event: publish it running */
 	perf_event_update_userpage(event);
 }
@@ -397,8 +396,9 @@ void knc_pmu_stop(struct perf_event *event, int flags)
 	struct hw_perf_event *hwc = &event->hw;
 
 	if (!(hwc->state & PERF_HES_STOPPED)) {
-		clear_bit(hwc->idx, &cpuc->ctrl_shadow);
-		knc_ctrl_sync(cpuc);
+		clear_bit(hwc->idx, &cpuc->running);
+		if (knc_counting_allowed(cpuc))
+			knc_hw_write(KNC_MSR_EVTSEL(hwc->idx), 0);
 		hwc->state |= PERF_HES_STOPPED;
 	}
 
@@ -443,13 +443,6 @@ int knc_pmu_add(struct perf_event *event, int flags)
 		knc_pmi_rearm(cpuc);
 	hwc->state = PERF_HES_UPTODATE | PERF_HES_STOPPED | PERF_HES_ARCH;
 
-	/*
-	 * EN stays set for as long as the event owns the counter: counting
-	 * is gated by IA32_PERF_GLOBAL_CTRL alone (spec 1.4.1), which is
-	 * what keeps start/stop down to a shadow bit.
-	 */
-	knc_hw_write(KNC_MSR_EVTSEL(idx), hwc->config);
-
 	if (flags & PERF_EF_START)
 		knc_pmu_start(event, PERF_EF_RELOAD);
 	return 0;
@@ -460,8 +453,8 @@ int knc_pmu_add(struct perf_event *event, int flags)
  * event may RDPMC both counters, and the task that runs next on this
  * thread must read 0 there, not this event's count (x86 zeroes the
  * counters its events used for the same reason, perf_clear_dirty_counters()
- * since 5.15).  With EvtSel cleared too, no later GLOBAL_CTRL write, knc's
- * or another driver's, can start the counter again.
+ * since 5.15).  stop() cleared EvtSel, so no GLOBAL_CTRL write, knc's or
+ * another driver's, can start the counter again.
  */
 void knc_pmu_del(struct perf_event *event, int flags)
 {
@@ -469,7 +462,6 @@ void knc_pmu_del(struct perf_event *event, int flags)
 	struct hw_perf_event *hwc = &event->hw;
 
 	knc_pmu_stop(event, PERF_EF_UPDATE);
-	knc_hw_write(KNC_MSR_EVTSEL(hwc->idx), 0);
 	knc_hw_write(KNC_MSR_PERFCNT(hwc->idx), 0);
 	knc_spflt_del(cpuc, event);
 	WRITE_ONCE(cpuc->events[hwc->idx], NULL);
@@ -658,16 +650,19 @@ struct pmu knc_pmu = {
 int knc_cpu_online(unsigned int cpu)
 {
 	struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
+	int idx;
 
 	mutex_lock(&knc_counters_lock);
 	local_irq_disable();
 	WRITE_ONCE(cpuc->offline, false);
+	WRITE_ONCE(cpuc->enabled, true);
 	if (cpuc->events[0] || cpuc->events[1]) {
 		knc_take_local(NULL);
-		/* SPFLT_CONTROL first, then GLOBAL_CTRL: nothing counts ungated */
-		knc_pmu_restart(cpuc);
-	} else {
-		WRITE_ONCE(cpuc->enabled, true);
+		/* SPFLT_CONTROL first, then EN: nothing counts ungated */
+		knc_spflt_sync(cpuc);
+		for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
+			if (test_bit(idx, &cpuc->running))
+				knc_evtsel_on(cpuc, cpuc->events[idx]);
 	}
 	local_irq_enable();
 	mutex_unlock(&knc_counters_lock);
@@ -678,10 +673,10 @@ int knc_cpu_online(unsigned int cpu)
  * Give the thread back as it goes.  perf removes this CPU's events only
  * after this callback (CPUHP_AP_PERF_ONLINE tears down later) and reads
  * them then, so the counts stay; each del() then zeroes its counter.
- * GLOBAL_CTRL is stopped through knc_ctrl_sync(), which a PMI cannot
- * undo, and stays stopped whatever perf or the unthrottle timer start
- * from here on (offline); EvtSel and the status are cleared, so the
- * thread leaves with nothing that could count or interrupt, and comes
+ * GLOBAL_CTRL is stopped after offline is set, so a PMI cannot undo it
+ * (knc_counting_allowed()), and stays stopped whatever perf or the
+ * unthrottle timer start from here on; EvtSel and the status are
+ * cleared, so the thread leaves with nothing that could count or interrupt, and comes
  * back clean even if knc-perf has let the counters go, or been unloaded,
  * by then.  A PMI raised just before the status clear is still knc's
  * when it lands (knc_pmi_expect_late()), and owned drops before LVTPC is
@@ -697,7 +692,7 @@ int knc_cpu_offline(unsigned int cpu)
 	local_irq_disable();
 	WRITE_ONCE(cpuc->offline, true);
 	if (cpuc->owned) {
-		knc_ctrl_sync(cpuc);
+		knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
 		for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
 			knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
 		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);

@@ -98,9 +98,6 @@ struct knc_task_data {
 	bool			user_pref;
 };
 
-/* ctrl_hw while GLOBAL_CTRL is being written: no value the register takes */
-#define KNC_CTRL_UNKNOWN		(~0U)
-
 /* The perf core's mark for a throttled event (its MAX_INTERRUPTS). */
 #define KNC_THROTTLED			(~0ULL)
 
@@ -108,34 +105,41 @@ struct knc_task_data {
  * Per hardware thread state, touched only on its own CPU with interrupts
  * off (perf core callbacks, cpuhp callbacks, IPIs) or from its PMI.
  *
- * ctrl_shadow is the set of counters perf wants running.  ctrl_hw caches
- * what IA32_PERF_GLOBAL_CTRL holds, so the register is written only when
- * the wanted value changes and never read back; KNC_CTRL_UNKNOWN while a
- * write is in flight (knc_ctrl_sync()).  The PMI stops events too (the
- * throttle, refresh limits), so ctrl_shadow changes only by atomic
- * bitops: a plain |= in start() could be split around that NMI and bring
- * back the bit it cleared, leaving a stopped event's counter running.
+ * Each counter is started and stopped by its EvtSel EN bit alone; while
+ * knc-perf holds an online thread, IA32_PERF_GLOBAL_CTRL has both bits
+ * set and only the PMI handler clears them, for the length of the
+ * handler (spec 1.4.3.9's stop and restart).  A counter without an event
+ * has EvtSel 0, so it counts nothing whoever writes GLOBAL_CTRL.  A
+ * context switch then costs only the event's own registers: the read and
+ * the EvtSel and counter writes of sched-out, and the counter and EvtSel
+ * writes of sched-in, 5 accesses, not a GLOBAL_CTRL write on each side.
+ *
+ * running is the set of counters whose event is started, i.e. whose
+ * EvtSel has EN.  The PMI stops events too (the throttle, refresh
+ * limits), so running changes only by atomic bitops: a plain |= in
+ * start() could be split around that NMI and bring back the bit it
+ * cleared (knc_evtsel_on()).
  *
  * owned says knc-perf has taken this thread: its registers were reset,
  * LVTPC routes the PMI to knc's NMI handler and saved_lvtpc holds what
  * the kernel had there.  offline is set from knc's offline callback until
  * its online callback: nothing may count on the thread then, whatever
- * perf or the unthrottle timer start, so knc_ctrl_sync() wants 0.
+ * perf or the unthrottle timer start (knc_counting_allowed()).
  *
- * The PMI handler reads events[], ctrl_shadow, ctrl_hw, enabled, owned,
- * offline and late_pmi_until, and writes some of them: it can land
+ * The PMI handler reads events[], running, owned, offline and
+ * late_pmi_until, and writes some of them: it can land
  * between any two instructions of the code that changes them, so both
  * sides use READ_ONCE()/WRITE_ONCE() (or atomic bitops) on them.
  *
- * PERF_SPFLT_CONTROL is kept the same way, but its USER_PREF bit changes
- * under the driver's feet whenever code runs SPFLT.  spflt_pref is only
- * known between a read or write of the register and the end of the
- * pmu_disable() bracket it happened in; no SPFLT can run inside one.
+ * PERF_SPFLT_CONTROL is cached (spflt_enables, spflt_dirty), but its
+ * USER_PREF bit changes under the driver's feet whenever code runs SPFLT.
+ * spflt_pref is only known between a read or write of the register and
+ * the end of the pmu_disable() bracket it happened in; no SPFLT can run
+ * inside one.
  */
 struct knc_cpu_hw {
 	struct perf_event	*events[KNC_NUM_COUNTERS];
-	unsigned long		ctrl_shadow;	/* = the started events */
-	u32			ctrl_hw;	/* or KNC_CTRL_UNKNOWN */
+	unsigned long		running;	/* counters with EvtSel.EN */
 	bool			enabled;	/* outside pmu_disable() */
 	bool			owned;		/* taken by knc-perf */
 	bool			offline;	/* between offline and online */
@@ -234,11 +238,10 @@ void knc_pmu_start(struct perf_event *event, int flags);
 void knc_pmu_stop(struct perf_event *event, int flags);
 void knc_pmu_read(struct perf_event *event);
 void knc_pmu_enable(struct pmu *pmu);
-void knc_pmu_restart(struct knc_cpu_hw *cpuc);
 void knc_pmu_disable(struct pmu *pmu);
 void knc_event_update(struct perf_event *event);
 void knc_set_period(struct perf_event *event);
-void knc_ctrl_sync(struct knc_cpu_hw *cpuc);
+bool knc_counting_allowed(struct knc_cpu_hw *cpuc);
 int knc_counters_get(void);
 void knc_counters_put(void);
 int knc_cpu_online(unsigned int cpu);

@@ -154,8 +154,7 @@ int knc_test_init(struct kunit *test)
 		struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
 
 		memset(cpuc->events, 0, sizeof(cpuc->events));
-		cpuc->ctrl_shadow = 0;
-		cpuc->ctrl_hw = 0;
+		cpuc->running = 0;
 		cpuc->enabled = true;
 		cpuc->owned = false;
 		cpuc->offline = !cpu_online(cpu);

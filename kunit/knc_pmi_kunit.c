@@ -124,7 +124,7 @@ static void knc_pmi_follows_spec_sequence(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->log[2].val, BIT(idx));
 	KUNIT_EXPECT_EQ(test, t->log[4].val, BIT_ULL(40) - 1000);
 	KUNIT_EXPECT_EQ(test, t->log[5].val, APIC_DM_NMI);
-	KUNIT_EXPECT_EQ(test, t->log[6].val, BIT(idx));
+	KUNIT_EXPECT_EQ(test, t->log[6].val, SPEC_COUNTER_MASK);
 	KUNIT_EXPECT_EQ(test, t->status_at_unmask, 0);
 	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
@@ -169,18 +169,26 @@ static void knc_test_irq_work_noop(struct irq_work *work)
 {
 }
 
+static void knc_release_nmi_at_write(struct knc_fake_thread *t)
+{
+	knc_fake_nmi_release(t);
+}
+
 /*
  * A PMI that stops an event (here its refresh limit runs out) can land
- * between knc_ctrl_sync() choosing the GLOBAL_CTRL value and writing it.
- * The interrupted write must not switch the stopped counter back on.
+ * in start() between the event's bit in running and its EvtSel write:
+ * the PMI of the event's last overflow, still on its way when perf
+ * stopped the event and now restarts it without a reload (the
+ * unthrottle's start).  The write that follows the handler must not
+ * switch the stopped counter back on.
  */
-static void knc_pmi_inside_ctrl_sync_write(struct kunit *test)
+static void knc_pmi_inside_evtsel_write(struct kunit *test)
 {
 	struct perf_event *a = knc_sampling_event(test, EV_INST, 1000, 0);
-	struct perf_event *b = knc_test_counting_event(test, EV_CYCLES);
 	struct knc_cpu_hw *cpuc = knc_cpu_hw(knc_test_cpu);
 	struct knc_fake_thread *t = knc_test_fake();
 	unsigned long flags;
+	int idx;
 
 #ifdef KNC_HAVE_PENDING_DISABLE_IRQ
 	init_irq_work(&a->pending_disable_irq, knc_test_irq_work_noop);
@@ -188,25 +196,25 @@ static void knc_pmi_inside_ctrl_sync_write(struct kunit *test)
 	init_irq_work(&a->pending_irq, knc_test_irq_work_noop);
 #endif
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	idx = a->hw.idx;
+	knc_test_inject(EV_INST, 999);
+	t->nmi_hold = true;			/* the PMI is on its way ... */
+	knc_test_inject(EV_INST, 1);
 	atomic_set(&a->event_limit, 1);		/* the next sample stops it */
 	local_irq_save(flags);
-	knc_pmu_disable(&knc_pmu);
-	KUNIT_ASSERT_EQ(test, knc_pmu_add(b, 0), 0);
-	knc_pmu_enable(&knc_pmu);
-
-	/* start b outside a bracket; a overflows as GLOBAL_CTRL is written */
-	t->hook_idx = a->hw.idx;
-	t->before_write_msr = SPEC_MSR_GLOBAL_CTRL;
-	t->before_write = knc_overflow_at_write;
-	knc_pmu_start(b, PERF_EF_RELOAD);
+	knc_pmu_stop(a, PERF_EF_UPDATE);	/* ... as perf stops a */
+	/* and lands as a starts again, just before its EvtSel write */
+	t->before_write_msr = SPEC_MSR_EVTSEL0 + idx;
+	t->before_write = knc_release_nmi_at_write;
+	knc_pmu_start(a, 0);
 	local_irq_restore(flags);
 
+	KUNIT_EXPECT_EQ(test, t->nmis, 1);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
 	KUNIT_EXPECT_TRUE(test, a->hw.state & PERF_HES_STOPPED);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT_ULL(b->hw.idx));
-	KUNIT_EXPECT_EQ(test, (u64)cpuc->ctrl_hw, t->global_ctrl);
+	KUNIT_EXPECT_EQ(test, t->evtsel[idx], 0);
+	KUNIT_EXPECT_EQ(test, cpuc->running, 0);
 	knc_test_inject(EV_INST, 5000);		/* a is stopped: not counted */
-	knc_test_sched_out(b);
 	knc_test_sched_out(a);
 	KUNIT_EXPECT_EQ(test, local64_read(&a->count), 1000);
 #ifdef KNC_HAVE_PENDING_DISABLE_IRQ
@@ -217,11 +225,11 @@ static void knc_pmi_inside_ctrl_sync_write(struct kunit *test)
 }
 
 /*
- * The other side of the window: the PMI comes right after the GLOBAL_CTRL
- * write, before the driver's cache says so.  The handler must still stop
- * the counters first, not trust the cache.
+ * The other side of the window: the PMI comes right after the EvtSel
+ * write.  The handler still stops the counters first, and restarts them
+ * as they were.
  */
-static void knc_pmi_after_ctrl_write_stops_first(struct kunit *test)
+static void knc_pmi_after_evtsel_write_stops_first(struct kunit *test)
 {
 	struct perf_event *a = knc_sampling_event(test, EV_INST, 1000, 0);
 	struct knc_fake_thread *t = knc_test_fake();
@@ -232,7 +240,7 @@ static void knc_pmi_after_ctrl_write_stops_first(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, knc_pmu_add(a, 0), 0);
 	knc_pmu_enable(&knc_pmu);
 	knc_fake_clear_log(t);
-	/* start: the counter write, then GLOBAL_CTRL; a overflows after it */
+	/* start: the counter write, then EvtSel; a overflows after it */
 	t->hook_idx = a->hw.idx;
 	t->hook_after = 2;
 	t->after_access = knc_overflow_at_write;
@@ -240,13 +248,14 @@ static void knc_pmi_after_ctrl_write_stops_first(struct kunit *test)
 	local_irq_restore(flags);
 
 	KUNIT_EXPECT_EQ(test, t->pmis, 1);
-	KUNIT_EXPECT_EQ(test, t->log[1].msr, SPEC_MSR_GLOBAL_CTRL);
-	KUNIT_EXPECT_EQ(test, t->log[1].val, BIT_ULL(a->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->log[1].msr, SPEC_MSR_EVTSEL0 + a->hw.idx);
+	KUNIT_EXPECT_TRUE(test, t->log[1].val & SPEC_EVTSEL_EN);
 	/* the handler's first access stops everything */
 	KUNIT_EXPECT_EQ(test, t->log[2].op, KNC_FAKE_WRMSR);
 	KUNIT_EXPECT_EQ(test, t->log[2].msr, SPEC_MSR_GLOBAL_CTRL);
 	KUNIT_EXPECT_EQ(test, t->log[2].val, 0);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT_ULL(a->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_COUNTER_MASK);
+	KUNIT_EXPECT_TRUE(test, t->evtsel[a->hw.idx] & SPEC_EVTSEL_EN);
 	knc_test_sched_out(a);
 }
 
@@ -355,9 +364,9 @@ static void knc_pmi_after_last_del_is_claimed(struct kunit *test)
 
 /*
  * CPU offline stops the counters while a PMI may land right after its
- * GLOBAL_CTRL write.  That PMI must not start them
- * again: after the offline callback GLOBAL_CTRL is 0, the driver's cache
- * agrees, and nothing counts or interrupts on the dying thread.
+ * GLOBAL_CTRL write.  That PMI must not start them again: after the
+ * offline callback GLOBAL_CTRL and the EvtSels are 0, and nothing counts
+ * or interrupts on the dying thread.
  */
 static void knc_pmi_during_offline_cannot_restart(struct kunit *test)
 {
@@ -375,7 +384,7 @@ static void knc_pmi_during_offline_cannot_restart(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->pmis, 1);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
-	KUNIT_EXPECT_EQ(test, (u64)cpuc->ctrl_hw, t->global_ctrl);
+	KUNIT_EXPECT_FALSE(test, knc_counting_allowed(cpuc));
 	KUNIT_EXPECT_EQ(test, t->evtsel[e->hw.idx], 0);
 	knc_test_inject(EV_INST, 5000);
 	KUNIT_EXPECT_EQ(test, t->pmis, 1);
@@ -454,8 +463,8 @@ static void knc_pmi_late_credit_expires(struct kunit *test)
  * GLOBAL_CTRL bits on and its LVTPC entry masked comes online while a
  * CPU-wide knc event already sits on it (perf's online callback runs
  * before knc's).  knc's take clears the status before it unmasks, zeroes
- * the counter with no event, writes GLOBAL_CTRL anew, and then the event
- * samples.  Left set, the status bit would keep the PMI line high, and no
+ * the counter with no event and both EvtSels, sets GLOBAL_CTRL, sets the
+ * event's EvtSel, and then the event samples.  Left set, the status bit would keep the PMI line high, and no
  * PMI could rise again on the thread (spec 1.4.3.9).
  */
 static void knc_take_with_events_clears_last_owner(struct kunit *test)
@@ -483,7 +492,8 @@ static void knc_take_with_events_clears_last_owner(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->status_at_unmask, 0);
 	KUNIT_EXPECT_EQ(test, t->evtsel[other], 0);
 	KUNIT_EXPECT_EQ(test, t->counter[other], 0);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_GLOBAL_BIT(e->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_COUNTER_MASK);
+	KUNIT_EXPECT_TRUE(test, t->evtsel[e->hw.idx] & SPEC_EVTSEL_EN);
 	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
 	knc_test_inject(EV_INST, 1000);
 	KUNIT_EXPECT_EQ(test, t->pmis, 1);
@@ -492,8 +502,12 @@ static void knc_take_with_events_clears_last_owner(struct kunit *test)
 	knc_test_sched_out(e);
 }
 
-/* Inside pmu_disable() the handler must not restart the counters. */
-static void knc_pmi_while_perf_disabled(struct kunit *test)
+/*
+ * A PMI inside one of perf's brackets is handled as anywhere else: the
+ * brackets do not stop the counters (EvtSel gates them), so the handler's
+ * restart is the only GLOBAL_CTRL write, and the bracket's end adds none.
+ */
+static void knc_pmi_inside_perf_bracket(struct kunit *test)
 {
 	struct perf_event *e = knc_sampling_event(test, EV_INST, 100, 0);
 	struct knc_fake_thread *t = knc_test_fake();
@@ -505,17 +519,19 @@ static void knc_pmi_while_perf_disabled(struct kunit *test)
 	local_irq_save(flags);
 	knc_pmu_disable(&knc_pmu);
 	knc_fake_clear_log(t);
-	knc_fake_wrap(t, e->hw.idx);		/* an overflow already latched */
-	ctrl_writes = knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL);
+	knc_fake_wrap(t, e->hw.idx);		/* an overflow in the bracket */
 	ctrl_in_bracket = t->global_ctrl;
 	knc_pmu_enable(&knc_pmu);
+	ctrl_writes = knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL);
 	local_irq_restore(flags);
 
 	KUNIT_EXPECT_EQ(test, t->pmis, 1);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 1);
-	KUNIT_EXPECT_EQ(test, ctrl_writes, 0);
-	KUNIT_EXPECT_EQ(test, ctrl_in_bracket, 0);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(e->hw.idx));
+	KUNIT_EXPECT_EQ(test, ctrl_writes, 2);	/* the handler's stop, restart */
+	KUNIT_EXPECT_EQ(test, ctrl_in_bracket, SPEC_COUNTER_MASK);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_COUNTER_MASK);
+	knc_test_inject(EV_INST, 100);
+	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 2);
 	knc_test_sched_out(e);
 }
 
@@ -554,7 +570,8 @@ static void knc_pmi_stale_status_of_stopped_counter(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 0);	/* a is stopped */
 	KUNIT_EXPECT_EQ(test, local64_read(&a->count), 1000);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_GLOBAL_BIT(b->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->evtsel[a->hw.idx], 0);
+	KUNIT_EXPECT_TRUE(test, t->evtsel[b->hw.idx] & SPEC_EVTSEL_EN);
 
 	/* the other counter still gets its PMIs */
 	knc_test_inject(EV_CYCLES, 1000);
@@ -709,8 +726,8 @@ static void knc_pmi_read_between_pmis(struct kunit *test)
 static struct kunit_case knc_pmi_cases[] = {
 	KUNIT_CASE(knc_pmi_follows_spec_sequence),
 	KUNIT_CASE(knc_pmi_both_counters_at_once),
-	KUNIT_CASE(knc_pmi_inside_ctrl_sync_write),
-	KUNIT_CASE(knc_pmi_after_ctrl_write_stops_first),
+	KUNIT_CASE(knc_pmi_inside_evtsel_write),
+	KUNIT_CASE(knc_pmi_after_evtsel_write_stops_first),
 	KUNIT_CASE(knc_pmi_spurious_nmi_is_not_ours),
 	KUNIT_CASE(knc_pmi_without_events_touches_nothing),
 	KUNIT_CASE(knc_pmi_after_last_del_is_claimed),
@@ -718,7 +735,7 @@ static struct kunit_case knc_pmi_cases[] = {
 	KUNIT_CASE(knc_pmi_in_flight_across_offline_is_claimed),
 	KUNIT_CASE(knc_pmi_late_credit_expires),
 	KUNIT_CASE(knc_take_with_events_clears_last_owner),
-	KUNIT_CASE(knc_pmi_while_perf_disabled),
+	KUNIT_CASE(knc_pmi_inside_perf_bracket),
 	KUNIT_CASE(knc_pmi_stale_status_of_stopped_counter),
 	KUNIT_CASE(knc_pmi_overshoot_of_whole_periods),
 	KUNIT_CASE(knc_pmi_latched_during_other_nmi),
@@ -824,7 +841,7 @@ struct knc_burst {
 	unsigned int samples;
 	u64 interrupts;
 	int state;
-	u64 global_ctrl;
+	u64 evtsel;
 };
 
 /*
@@ -845,7 +862,7 @@ static struct knc_burst knc_test_burst(struct perf_event *e, u64 period, int pmi
 	b.samples = knc_samples[0].n;
 	b.interrupts = e->hw.interrupts;
 	b.state = e->hw.state;
-	b.global_ctrl = knc_test_fake()->global_ctrl;
+	b.evtsel = knc_test_fake()->evtsel[e->hw.idx];
 	local_irq_restore(flags);
 	return b;
 }
@@ -869,7 +886,7 @@ static void knc_throttle_engages_and_lifts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, b.samples, 4);
 	KUNIT_EXPECT_TRUE(test, b.state & PERF_HES_STOPPED);
 	KUNIT_EXPECT_EQ(test, b.interrupts, CORE_MAX_INTERRUPTS);
-	KUNIT_EXPECT_EQ(test, b.global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, b.evtsel, 0);
 
 	msleep(3 * jiffies_to_msecs(1) + 10);
 	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
@@ -913,7 +930,7 @@ static void knc_throttle_on_pmi_time(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, b.samples, want);
 	KUNIT_EXPECT_TRUE(test, b.state & PERF_HES_STOPPED);
 	KUNIT_EXPECT_EQ(test, b.interrupts, CORE_MAX_INTERRUPTS);
-	KUNIT_EXPECT_EQ(test, b.global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, b.evtsel, 0);
 
 	/* lifted like the count limit; this CPU's next tick starts a new share */
 	msleep(3 * jiffies_to_msecs(1) + 10);
@@ -1358,7 +1375,7 @@ static void knc_core_period_ioctl_while_throttled(struct kunit *test)
 	/* the driver's timer fires meanwhile: nothing to restart */
 	msleep(3 * jiffies_to_msecs(1) + 10);
 	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_GLOBAL_BIT(e->hw.idx));
+	KUNIT_EXPECT_TRUE(test, t->evtsel[e->hw.idx] & SPEC_EVTSEL_EN);
 	knc_test_inject(EV_INST, 1000);
 	KUNIT_EXPECT_EQ(test, knc_samples[0].n, 6);
 	/* the throttled 5th and 6th tens were not counted */
@@ -1454,7 +1471,7 @@ static void knc_core_offline_with_unthrottle_pending(struct kunit *test)
 	/* a migrated timer would have fired on this CPU by now */
 	msleep(KNC_OFFLINE_HOLD_MS + 3 * jiffies_to_msecs(1) + 10);
 	KUNIT_EXPECT_EQ(test, t0->naccess, 0);
-	KUNIT_EXPECT_EQ(test, knc_cpu_hw(knc_test_cpu)->ctrl_shadow, 0);
+	KUNIT_EXPECT_EQ(test, knc_cpu_hw(knc_test_cpu)->running, 0);
 	KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
 }
 

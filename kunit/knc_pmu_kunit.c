@@ -2,7 +2,7 @@
 /*
  * KUnit tests for the driver's struct pmu (knc_pmu.c), run against the
  * fake PMU in knc_fake.c: event_init, counter placement, the event state
- * machine, 40-bit wraps, the GLOBAL_CTRL shadow, MSR-access budgets, CPU
+ * machine, 40-bit wraps, EvtSel gating, MSR-access budgets, CPU
  * hotplug, counter reservation and the probe.  The last suite drives the
  * driver through the real perf core.
  */
@@ -390,7 +390,8 @@ static void knc_sched_places_pair(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, err_a, 0);
 	if (!c->fits) {
 		KUNIT_EXPECT_EQ(test, err_b, -EAGAIN);
-		KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(a->hw.idx));
+		KUNIT_EXPECT_EQ(test, t->evtsel[a->hw.idx], c->first | EVTSEL_USR_OS_EN);
+		KUNIT_EXPECT_EQ(test, t->evtsel[!a->hw.idx], 0);
 		knc_test_sched_out(a);
 		return;
 	}
@@ -435,7 +436,8 @@ static void knc_sched_full_pmu_multiplexes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->hw.idx, idx_a);
 	knc_test_sched_out(b);
 	knc_test_sched_out(c);
-	KUNIT_EXPECT_EQ(test, knc_test_fake()->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, knc_test_fake()->evtsel[0], 0);
+	KUNIT_EXPECT_EQ(test, knc_test_fake()->evtsel[1], 0);
 }
 
 /* An unconstrained event leaves counter 0 for the L2 event that follows. */
@@ -462,7 +464,7 @@ struct kunit_suite knc_sched_suite = {
 	.test_cases = knc_sched_cases,
 };
 
-/* ---- counting: state machine, wraps, shadow, budgets ----------------- */
+/* ---- counting: state machine, wraps, gating, budgets ----------------- */
 
 static void knc_add_without_start_stays_stopped(struct kunit *test)
 {
@@ -478,7 +480,7 @@ static void knc_add_without_start_stays_stopped(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, err, 0);
 	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_STOPPED);
 	KUNIT_EXPECT_TRUE(test, e->hw.state & PERF_HES_UPTODATE);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, t->evtsel[e->hw.idx], 0);
 	knc_test_inject(EV_INST, 50);
 	KUNIT_EXPECT_EQ(test, t->counter[e->hw.idx], 0);
 
@@ -487,7 +489,7 @@ static void knc_add_without_start_stays_stopped(struct kunit *test)
 	knc_pmu_start(e, 0);
 	local_irq_restore(flags);
 	KUNIT_EXPECT_EQ(test, e->hw.state, 0);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(e->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->evtsel[e->hw.idx], EV_INST | EVTSEL_USR_OS_EN);
 	knc_test_inject(EV_INST, 50);
 	knc_test_sched_out(e);
 	KUNIT_EXPECT_EQ(test, local64_read(&e->count), 50);
@@ -518,7 +520,7 @@ static void knc_start_stop_flags(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, count_stop0, 0);
 	KUNIT_EXPECT_EQ(test, state_update, PERF_HES_STOPPED | PERF_HES_UPTODATE);
 	KUNIT_EXPECT_EQ(test, count_update, 10);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, t->evtsel[e->hw.idx], 0);
 
 	/* stopped: nothing counts */
 	knc_test_inject(EV_INST, 1000);
@@ -668,61 +670,73 @@ static void knc_count_accumulates_over_wraps(struct kunit *test)
 }
 
 /*
- * GLOBAL_CTRL is written from the per-CPU shadow, only when its value
- * changes, and never read back (no read-modify-write).
+ * Counters start and stop by their EvtSel EN bit; GLOBAL_CTRL has both
+ * bits set from the take on and is neither written by perf's brackets
+ * nor read back (no read-modify-write).  A stop takes effect at once,
+ * in a bracket or not.
  */
-static void knc_global_ctrl_follows_shadow(struct kunit *test)
+static void knc_evtsel_gates_each_counter(struct kunit *test)
 {
 	struct perf_event *a = knc_test_counting_event(test, EV_INST);
 	struct perf_event *b = knc_test_counting_event(test, EV_CYCLES);
 	struct knc_cpu_hw *cpuc = knc_cpu_hw(knc_test_cpu);
 	struct knc_fake_thread *t = knc_test_fake();
-	unsigned int writes_in_bracket;
+	unsigned int ctrl_writes;
 	unsigned long flags;
 
 	knc_fake_clear_log(t);
 	local_irq_save(flags);
-	knc_pmu_disable(&knc_pmu);	/* already 0: no write */
+	knc_pmu_disable(&knc_pmu);
 	knc_pmu_add(a, PERF_EF_START);
 	knc_pmu_add(b, PERF_EF_START);
-	writes_in_bracket = knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL);
 	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
+	ctrl_writes = knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL);
 
-	KUNIT_EXPECT_EQ(test, writes_in_bracket, 0);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL), 1);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0x3);
-	KUNIT_EXPECT_EQ(test, cpuc->ctrl_shadow, 0x3);
+	/* the take (in knc_test_counting_event()) set GLOBAL_CTRL; starts set EN */
+	KUNIT_EXPECT_EQ(test, ctrl_writes, 0);
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_COUNTER_MASK);
+	KUNIT_EXPECT_TRUE(test, t->evtsel[a->hw.idx] & SPEC_EVTSEL_EN);
+	KUNIT_EXPECT_TRUE(test, t->evtsel[b->hw.idx] & SPEC_EVTSEL_EN);
+	KUNIT_EXPECT_EQ(test, cpuc->running, SPEC_COUNTER_MASK);
 
-	/* stop outside a disable bracket takes effect at once */
+	/* a stop, in a bracket too, stops its counter alone and at once */
+	knc_fake_clear_log(t);
 	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
 	knc_pmu_stop(a, PERF_EF_UPDATE);
+	knc_test_inject(EV_INST, 77);
+	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(b->hw.idx));
-	KUNIT_EXPECT_EQ(test, cpuc->ctrl_shadow, BIT(b->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->evtsel[a->hw.idx], 0);
+	KUNIT_EXPECT_TRUE(test, t->evtsel[b->hw.idx] & SPEC_EVTSEL_EN);
+	KUNIT_EXPECT_EQ(test, cpuc->running, BIT(b->hw.idx));
+	KUNIT_EXPECT_EQ(test, local64_read(&a->count), 0);
 
-	/* disable then enable with nothing changed: one write each way */
+	/* an empty bracket costs nothing */
 	knc_fake_clear_log(t);
 	local_irq_save(flags);
 	knc_pmu_disable(&knc_pmu);
 	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
-	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL), 2);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, BIT(b->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->naccess, 0);
 
 	local_irq_save(flags);
 	knc_pmu_del(a, 0);
 	knc_pmu_del(b, 0);
 	local_irq_restore(flags);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, t->evtsel[0], 0);
+	KUNIT_EXPECT_EQ(test, t->evtsel[1], 0);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_CTRL), 0);
 	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_RDMSR, SPEC_MSR_GLOBAL_CTRL), 0);
 }
 
 /*
- * The budgets: read 1, sched-in of one event at most 3 (GLOBAL_CTRL
- * included), sched-out at most 4 (GLOBAL_CTRL, the read, and zeroing
- * EvtSel and the counter, so the next task reads nothing of this one's),
- * a context switch at most 7.
+ * The budgets: read 1, sched-in of one event at most 2 (the counter, then
+ * EvtSel), sched-out at most 3 (EvtSel, the read, and zeroing the
+ * counter, so the next task reads nothing of this one's), a context
+ * switch at most 5.  Beside another running event the same: it costs
+ * nothing to leave it running.
  */
 static void knc_msr_budget_per_operation(struct kunit *test)
 {
@@ -743,7 +757,7 @@ static void knc_msr_budget_per_operation(struct kunit *test)
 	knc_test_sched_out(e);
 	out = t->naccess;
 
-	/* with another event already running, its stop/start is shared */
+	/* beside another running event, which costs nothing */
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(f), 0);
 	knc_fake_clear_log(t);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
@@ -755,12 +769,12 @@ static void knc_msr_budget_per_operation(struct kunit *test)
 
 	kunit_info(test, "MSR accesses: sched-in %u, read %u, sched-out %u; beside a running event: sched-in %u, sched-out %u\n",
 		   in, rd, out, in2, out2);
-	KUNIT_EXPECT_LE(test, in, 3);
+	KUNIT_EXPECT_LE(test, in, 2);
 	KUNIT_EXPECT_EQ(test, rd, 1);
-	KUNIT_EXPECT_LE(test, out, 4);
-	KUNIT_EXPECT_LE(test, in + out, 7);
-	KUNIT_EXPECT_LE(test, in2, 4);
-	KUNIT_EXPECT_LE(test, out2, 5);
+	KUNIT_EXPECT_LE(test, out, 3);
+	KUNIT_EXPECT_LE(test, in + out, 5);
+	KUNIT_EXPECT_LE(test, in2, 2);
+	KUNIT_EXPECT_LE(test, out2, 3);
 }
 
 /*
@@ -797,7 +811,7 @@ static struct kunit_case knc_counting_cases[] = {
 	KUNIT_CASE(knc_counts_usr_os_by_privilege),
 	KUNIT_CASE_PARAM(knc_count_survives_40bit_wrap, knc_wrap_gen_params),
 	KUNIT_CASE(knc_count_accumulates_over_wraps),
-	KUNIT_CASE(knc_global_ctrl_follows_shadow),
+	KUNIT_CASE(knc_evtsel_gates_each_counter),
 	KUNIT_CASE(knc_msr_budget_per_operation),
 	KUNIT_CASE(knc_del_leaves_nothing_behind),
 	{}
@@ -892,7 +906,7 @@ static void knc_first_event_takes_its_thread(struct kunit *test)
 	session += me->naccess;
 	KUNIT_EXPECT_EQ(test, me->evtsel[!e->hw.idx], 0);
 	KUNIT_EXPECT_EQ(test, me->status, 0);
-	KUNIT_EXPECT_EQ(test, me->global_ctrl, SPEC_GLOBAL_BIT(e->hw.idx));
+	KUNIT_EXPECT_EQ(test, me->global_ctrl, SPEC_COUNTER_MASK);
 	/* the PMI is routed as an NMI once the status is clear */
 	KUNIT_EXPECT_EQ(test, me->lvtpc, APIC_DM_NMI);
 	KUNIT_EXPECT_EQ(test, me->log[0].op, KNC_FAKE_LVT_READ);
@@ -1004,11 +1018,12 @@ static void knc_cpuhp_online_takes_at_first_event(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->spflt, 0);
 	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
 	/*
-	 * LVTPC is saved first; then GLOBAL_CTRL, so nothing counts while
+	 * LVTPC is saved first; then the EvtSels, so nothing counts while
 	 * the rest is reset; the unmask comes after the status is cleared.
 	 */
 	KUNIT_EXPECT_EQ(test, t->log[0].op, KNC_FAKE_LVT_READ);
-	KUNIT_EXPECT_EQ(test, t->log[1].msr, SPEC_MSR_GLOBAL_CTRL);
+	KUNIT_EXPECT_EQ(test, t->log[1].msr, SPEC_MSR_EVTSEL0);
+	KUNIT_EXPECT_EQ(test, t->log[2].msr, SPEC_MSR_EVTSEL1);
 	ovf = knc_log_find(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_OVF_CTRL);
 	lvt = knc_log_find(t, KNC_FAKE_LVT_WRITE, 0);
 	KUNIT_EXPECT_GE(test, ovf, 0);
@@ -1052,7 +1067,7 @@ static void knc_cpuhp_offline_stops(struct kunit *test)
 	t->status = SPEC_GLOBAL_BIT(!idx);	/* a stale overflow */
 	KUNIT_ASSERT_EQ(test, knc_cpu_offline(knc_test_cpu), 0);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
-	KUNIT_EXPECT_EQ(test, cpuc->ctrl_hw, 0);
+	KUNIT_EXPECT_FALSE(test, knc_counting_allowed(cpuc));
 	KUNIT_EXPECT_EQ(test, t->evtsel[0], 0);
 	KUNIT_EXPECT_EQ(test, t->evtsel[1], 0);
 	KUNIT_EXPECT_EQ(test, t->status, 0);
@@ -1066,6 +1081,7 @@ static void knc_cpuhp_offline_stops(struct kunit *test)
 	knc_pmu_start(e, 0);
 	local_irq_restore(flags);
 	KUNIT_EXPECT_EQ(test, t->global_ctrl, 0);
+	KUNIT_EXPECT_EQ(test, t->evtsel[idx], 0);
 	knc_test_inject(EV_INST, 50);
 
 	knc_test_sched_out(e);			/* perf's teardown */
@@ -1093,9 +1109,10 @@ static void knc_cpuhp_online_keeps_added_event(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, knc_cpu_offline(knc_test_cpu), 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	knc_test_inject(EV_INST, 7);			/* not yet */
+	KUNIT_EXPECT_EQ(test, t->evtsel[e->hw.idx], 0);
 	KUNIT_ASSERT_EQ(test, knc_cpu_online(knc_test_cpu), 0);
 	KUNIT_EXPECT_EQ(test, t->evtsel[e->hw.idx], EV_INST | EVTSEL_USR_OS_EN);
-	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_GLOBAL_BIT(e->hw.idx));
+	KUNIT_EXPECT_EQ(test, t->global_ctrl, SPEC_COUNTER_MASK);
 	KUNIT_EXPECT_EQ(test, t->lvtpc, APIC_DM_NMI);
 	knc_test_inject(EV_INST, 10);
 	knc_test_sched_out(e);
@@ -1342,9 +1359,9 @@ static void knc_core_disable_enable_budget(struct kunit *test)
 
 	kunit_info(test, "perf core: sched-out %u, sched-in %u, read %u MSR accesses\n",
 		   out, in, rd);
-	KUNIT_EXPECT_LE(test, out, 4);
-	KUNIT_EXPECT_LE(test, in, 3);
-	KUNIT_EXPECT_LE(test, in + out, 7);
+	KUNIT_EXPECT_LE(test, out, 3);
+	KUNIT_EXPECT_LE(test, in, 2);
+	KUNIT_EXPECT_LE(test, in + out, 5);
 	KUNIT_EXPECT_EQ(test, rd, 1);
 }
 
