@@ -184,6 +184,20 @@ check_compare_knc_pmi_budget()
 	expect_range "$cm_net" 1 $((7 * cm_pmi + 100)) "accesses of $cm_pmi PMIs, net of the counting session"
 }
 
+# The context switch's register budget: 5 accesses (sched-out: EvtSel,
+# the counter read, the counter zeroed; sched-in: the counter and
+# EvtSel; Documentation/knc-pmu.rst).  The ping-pong less the
+# cs-only baseline leaves its switches and the session's own accesses
+# (a counting perf stat's open and close: 17), so at most 5 a switch and
+# 100 more.
+check_compare_knc_switch_budget()
+{
+	cm_cs=$(cm_val knc pp-cs)
+	cm_net=$(($(cm_acc knc dbg-pp) - $(cm_acc none dbg-pp)))
+	expect_range "$cm_cs" 1 999999999 "context switches of the counted task"
+	expect_range "$cm_net" 1 $((5 * cm_cs + 100)) "accesses of $cm_cs context switches, net of the baseline"
+}
+
 # upstream's numbers (H14/N8): its counts exact, its samples no more than
 # the overflows (it stalls after the first PMI: reported, not judged),
 # the ping-pong's context switches one per round trip, give or take 1%

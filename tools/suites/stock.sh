@@ -6,7 +6,7 @@
 # model, with knc-perf.ko loaded beside it: both PMUs count, exactly;
 # while one holds the counters the other's events are refused, both ways
 # (reserve_perfctr_nmi()); both count exactly again afterwards;
-# GLOBAL_CTRL holds only the bits of knc's live events.
+# only knc's live events have EN in their EvtSel.
 #
 # Then stock-ring3 (6.12) or stock-per-task (6.1), then stock-unload.
 # On 6.1 knc-perf offers CPU-wide events only (knc_compat.h
@@ -206,27 +206,31 @@ check_cpu_exact_after_arbitration()
 	st_cpu_exact
 }
 
-# st_ctrls: GLOBAL_CTRL (0x2f) of every CPU, "v0 v1 ..."
-st_ctrls()
+# st_ens: the EN bits (22) of EvtSel0 and EvtSel1 of every CPU, as a
+# counter mask per CPU: "m0 m1 ..."
+st_ens()
 {
 	st_l=
 	for st_cpu in $(seq 0 $((KNC_CPUS - 1))); do
-		st_l="$st_l $(/knc/msrpeek "$st_cpu" 0x2f)"
+		# shellcheck disable=SC2046 # two words
+		set -- $(/knc/msrpeek "$st_cpu" 0x28 0x29)
+		st_l="$st_l $(((($1 >> 22) & 1) | ((($2 >> 22) & 1) << 1)))"
 	done
 	echo "$st_l"
 }
 
-# GLOBAL_CTRL after a second knc event leaves: a
+# The counters that run after a second knc event leaves: a
 # frequency-mode sampler keeps one knc counter busy and the perf core
 # busy with it every tick; a CPU-wide perf stat takes the other counter
-# for a second and goes.  Afterwards only the sampler's own enable bit,
-# the one seen on that CPU before perf stat came (none while it is
-# throttled), may be in GLOBAL_CTRL: a foreign enable (6.1's shared
-# context ran upstream knc.c's, which sets both bits) would restart the
-# counter perf stat left, with nobody to own its overflow.  Ten looks
-# before and ten after, on every CPU: the foreign enable comes with the
-# ticks.
-check_global_ctrl_live_bits_only()
+# for a second and goes.  knc gates each counter by its EvtSel's EN bit
+# (GLOBAL_CTRL has both bits while knc holds a thread), so afterwards
+# only the sampler's counter, the one seen on that CPU before perf stat
+# came (none while it is throttled), may have EN: any other would count
+# with nobody to own its count or its overflow, and whoever sets
+# GLOBAL_CTRL (6.1's shared context runs upstream knc.c's enable_all,
+# which sets both bits) could not change that.  Ten looks before and ten
+# after, on every CPU: a foreign enable would come with the ticks.
+check_evtsel_live_events_only()
 {
 	knc-insmod /knc/msr.ko >/dev/null 2>&1 || true	# /dev/cpu/N/msr
 	perf record -a -F 200 -e knc/event=0x16/ -o /tmp/gc.data -- sleep 4 >/dev/null 2>&1 &
@@ -236,12 +240,9 @@ check_global_ctrl_live_bits_only()
 		wait $st_pid
 		return
 	fi
-	# knc takes a thread at its first event there, and until then the
-	# thread holds what upstream knc.c left: its pmu_enable() sets both
-	# GLOBAL_CTRL bits even with no event (inert: its EvtSels lost EN).
 	# Perf enables the sampler's events just after opening them.
 	sleep 0.5
-	# the sampler's bit on each CPU: the OR of ten looks
+	# the sampler's counter on each CPU: the OR of ten looks
 	st_own=
 	for st_cpu in $(seq 0 $((KNC_CPUS - 1))); do
 		st_own="$st_own 0"
@@ -250,18 +251,21 @@ check_global_ctrl_live_bits_only()
 		sleep 0.05
 		st_new=
 		# shellcheck disable=SC2046 # one word per CPU
-		set -- $(st_ctrls)
+		set -- $(st_ens)
 		for st_o in $st_own; do
 			st_new="$st_new $((st_o | $1))"
 			shift
 		done
 		st_own=$st_new
 	done
-	info "sampler's GLOBAL_CTRL bits per CPU:$st_own"
+	info "sampler's running counters per CPU:$st_own; GLOBAL_CTRL per CPU:$(
+		for st_cpu in $(seq 0 $((KNC_CPUS - 1))); do
+			printf ' %s' "$(/knc/msrpeek "$st_cpu" 0x2f)"
+		done)"
 	for st_o in $st_own; do
 		case "$st_o" in
 		0 | 1 | 2) ;;
-		*) fail "the sampler alone left GLOBAL_CTRL bits $st_o: want one at most" ;;
+		*) fail "the sampler alone runs counters $st_o: want one at most" ;;
 		esac
 	done
 	perf stat -a -x, -e knc/event=0x16/ -o /tmp/gc.out -- sleep 1 >/dev/null 2>&1
@@ -271,12 +275,12 @@ check_global_ctrl_live_bits_only()
 		st_cpu=0
 		# shellcheck disable=SC2086 # one word per CPU
 		set -- $st_own
-		for st_v in $(st_ctrls); do
+		for st_v in $(st_ens); do
 			case "$st_v" in
-			0x0) ;;
-			# one bit, the sampler's (any one on a CPU where it
-			# showed none: throttled all along)
-			0x1 | 0x2) [ "$1" = 0 ] || [ $(($st_v & ~$1)) = 0 ] ||
+			0) ;;
+			# one counter, the sampler's (any one on a CPU where
+			# it showed none: throttled all along)
+			1 | 2) [ "$1" = 0 ] || [ $(($st_v & ~$1)) = 0 ] ||
 				st_bad="$st_bad look$st_look:cpu$st_cpu=$st_v" ;;
 			*) st_bad="$st_bad look$st_look:cpu$st_cpu=$st_v" ;;
 			esac
@@ -285,5 +289,5 @@ check_global_ctrl_live_bits_only()
 		done
 	done
 	wait $st_pid
-	[ -z "$st_bad" ] || fail "bits other than the sampler's:$st_bad"
+	[ -z "$st_bad" ] || fail "counters running other than the sampler's:$st_bad"
 }
