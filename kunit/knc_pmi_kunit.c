@@ -464,8 +464,9 @@ static void knc_pmi_late_credit_expires(struct kunit *test)
  * CPU-wide knc event already sits on it (perf's online callback runs
  * before knc's).  knc's take clears the status before it unmasks, zeroes
  * the counter with no event and both EvtSels, sets GLOBAL_CTRL, sets the
- * event's EvtSel, and then the event samples.  Left set, the status bit would keep the PMI line high, and no
- * PMI could rise again on the thread (spec 1.4.3.9).
+ * event's EvtSel, and then the event samples.  Left set, the status bit
+ * would keep the PMI line high, and no PMI could rise again on the
+ * thread (spec 1.4.3.9).
  */
 static void knc_take_with_events_clears_last_owner(struct kunit *test)
 {
