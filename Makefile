@@ -20,8 +20,10 @@
 #                     (tools/mutants/run.sh; --only NAME for one)
 #   make stock        the same on Debian's kernel, beside upstream knc.c
 #                     (and the DKMS build of the module)
-#   make compare      side-by-side report: upstream cpu PMU vs knc PMU,
-#                     printed and kept in $KNC_CACHE/compare.md
+#   make compare      side-by-side report: upstream cpu PMU, the same with
+#                     upstream/'s series, and the knc PMU; printed and
+#                     kept in $KNC_CACHE/compare.md (builds the upstream
+#                     kernel, as make upstream does)
 #   make stress       the long forms (tools/stages-stress): stress and
 #                     fault loops (hotplug, load/unload, PMI storm,
 #                     multiplexing, arbitration churn) and the fuzzer on
@@ -35,6 +37,10 @@
 #                     boot, load and the register accesses per operation
 #                     ($KNC_CACHE/scale.md for Debian's 6.12,
 #                     scale-test.md for the test kernel)
+#   make upstream     upstream/'s patch series for upstream knc.c: each
+#                     patch checked on its own, the patched kernel
+#                     built and its cpu PMU checked on the model
+#                     (tools/stages-upstream), and make compare's table
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -73,7 +79,7 @@ stock:
 
 # prints the table ($KNC_CACHE/compare.md) after the stage
 compare:
-	tools/run-tests.sh --only compare
+	tools/run-tests.sh --table tools/stages-upstream --only upstream,compare
 
 # Every stage runs even when one fails; the exit status says if any did.
 stress:
@@ -82,4 +88,7 @@ stress:
 scale:
 	tools/run-tests.sh --table tools/stages-scale
 
-.PHONY: all modules clean install check test demo qemu model-test e2e mutants stock compare stress scale
+upstream:
+	tools/run-tests.sh --table tools/stages-upstream
+
+.PHONY: all modules clean install check test demo qemu model-test e2e mutants stock compare stress scale upstream

@@ -10,7 +10,9 @@
 #
 # With KNC_KERNEL_VARIANT=standalone it builds the end-to-end kernel into
 # $KNC_CACHE/kernel-build-<series>-standalone, adding
-# tools/standalone-kernel.config.  With KNC_KERNEL_SERIES=6.1 or 6.12 it
+# tools/standalone-kernel.config; with KNC_KERNEL_VARIANT=upstream, the
+# test kernel with upstream/'s patch series applied to its knc.c
+# (tools/upstream-kernel.config, make upstream).  With KNC_KERNEL_SERIES=6.1 or 6.12 it
 # builds from that linux-source instead (tools/kernel-6.1.config added).
 #
 # The result is also a KDIR for out-of-tree modules (Module.symvers,
@@ -41,7 +43,8 @@ if ! flock -n 9; then
 fi
 
 knc_ensure_source
-knc_log "source: $KNC_SRC_PKG $(knc_src_version)"
+[ "$KNC_KERNEL_VARIANT" != upstream ] || knc_upstream_source
+knc_log "source: $KNC_SRC_PKG $(knc_src_version)$([ "$KNC_KSRC" = "$KNC_SRC" ] || echo ", with upstream/'s series")"
 O=$KNC_KBUILD
 key=$(knc_kernel_key)
 
@@ -60,13 +63,13 @@ mkdir -p "$O"
 knc_src_version >"$O/.knc-source-version"
 rm -f "$O/.knc-stamp"
 
-mk=(make -C "$KNC_SRC" O="$O" ARCH=x86_64)
+mk=(make -C "$KNC_KSRC" O="$O" ARCH=x86_64)
 cfglog=$KNC_CACHE/kernel-config.log
 
 knc_log "configuring $KNC_KERNEL_NAME (allnoconfig + ${KNC_FRAGMENTS[*]##*/})"
 {
 	"${mk[@]}" allnoconfig
-	(cd "$O" && "$KNC_SRC/scripts/kconfig/merge_config.sh" -m -O "$O" \
+	(cd "$O" && "$KNC_KSRC/scripts/kconfig/merge_config.sh" -m -O "$O" \
 		"$O/.config" "${KNC_FRAGMENTS[@]}")
 	"${mk[@]}" olddefconfig
 } >"$cfglog" 2>&1 || {

@@ -89,14 +89,23 @@ debug)
 		       "$KNC_TOOLS/standalone-kernel.config"
 		       "$KNC_TOOLS/debug-kernel.config")
 	;;
+upstream)
+	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
+		       "$KNC_TOOLS/upstream-kernel.config")
+	;;
 *)
-	echo "KNC_KERNEL_VARIANT must be test, standalone or debug" >&2
+	echo "KNC_KERNEL_VARIANT must be test, standalone, debug or upstream" >&2
 	exit 1
 	;;
 esac
 [ ! -f "$KNC_TOOLS/kernel-$KNC_KERNEL_SERIES.config" ] ||
 	KNC_FRAGMENTS+=("$KNC_TOOLS/kernel-$KNC_KERNEL_SERIES.config")
 KNC_JOBS=$(nproc)
+# The tree a kernel builds from: the source package's, but for the
+# upstream kernel the copy with upstream/'s series applied
+# (knc_upstream_source)
+KNC_KSRC=$KNC_SRC
+[ "$KNC_KERNEL_VARIANT" != upstream ] || KNC_KSRC=$KNC_SRC-upstream
 
 export KNC_CACHE
 
@@ -177,6 +186,39 @@ knc_extract_source()
 	echo "$ver" >"$KNC_SRC/.knc-source-version"
 }
 
+# The patches of upstream/, in order (the cover letter is not one)
+knc_upstream_patches()
+{
+	ls "$KNC_TOP"/upstream/[0-9]*.patch | grep -v -- '-cover-letter\.patch$'
+}
+
+# Make $KNC_KSRC the upstream kernel's tree: $KNC_SRC with the series
+# applied in order, hard links for every file it does not touch (so the
+# copy costs seconds, not a second extraction).  Made again when the
+# series or the source package changes.
+knc_upstream_source()
+{
+	local want tmp p f
+
+	want=$({ knc_src_version; cat $(knc_upstream_patches); } | sha256sum | cut -c1-16)
+	[ "$(cat "$KNC_KSRC/.knc-series" 2>/dev/null)" != "$want" ] || return 0
+	knc_log "applying upstream/'s series to a copy of $KNC_SRC_PKG"
+	tmp=$KNC_KSRC.tmp
+	rm -rf "$tmp"
+	cp -al "$KNC_SRC" "$tmp"
+	for p in $(knc_upstream_patches); do
+		# a file the patch changes gets a copy of its own first
+		for f in $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$p"); do
+			[ ! -f "$tmp/$f" ] || cp --remove-destination "$KNC_SRC/$f" "$tmp/$f"
+		done
+		patch -d "$tmp" -p1 -s --no-backup-if-mismatch <"$p" ||
+			knc_die "$(basename "$p") does not apply to $KNC_SRC_PKG $(knc_src_version)"
+	done
+	echo "$want" >"$tmp/.knc-series"
+	rm -rf "$KNC_KSRC"
+	mv "$tmp" "$KNC_KSRC"
+}
+
 # The merged fragment lines, the last setting of each symbol winning.
 knc_fragment_lines()
 {
@@ -192,6 +234,7 @@ knc_kernel_key()
 {
 	{
 		cat "${KNC_FRAGMENTS[@]}"
+		[ "$KNC_KERNEL_VARIANT" != upstream ] || cat $(knc_upstream_patches)
 		echo "src=$(knc_src_version)"
 		gcc --version | head -n1
 	} | sha256sum | cut -c1-16

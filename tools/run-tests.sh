@@ -342,7 +342,7 @@ if stage_needs model; then
 	builds+=("build-qemu:-")
 	prev=build-qemu
 fi
-for k in debug test standalone 6.1-standalone 6.12-standalone; do
+for k in debug test upstream standalone 6.1-standalone 6.12-standalone; do
 	# the check stage builds knc-perf-kunit.ko against the standalone kernel
 	stage_needs "$k" || { [ "$k" = standalone ] && stage_needs check; } || continue
 	# a built kernel waits for no other build (in make stress, a standalone
@@ -358,7 +358,7 @@ done
 for ((i = 0; i < nstages; i++)); do
 	deps=
 	case "${S_KERNEL[i]}" in
-	test | standalone | debug | 6.1-* | 6.12-* | stock-6.12-rt) deps+=",build-${S_KERNEL[i]}" ;;
+	test | upstream | standalone | debug | 6.1-* | 6.12-* | stock-6.12-rt) deps+=",build-${S_KERNEL[i]}" ;;
 	esac
 	[ "${S_NAME[i]}" != check ] || deps+=",build-standalone"
 	[[ "${S_CPU[i]}" != knc* ]] || deps+=",build-qemu"

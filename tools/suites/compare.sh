@@ -58,7 +58,8 @@ cm_stat()
 		head -n 1 | cut -d, -f1
 }
 
-# cm_record PMU TAG PROG: samples and debug-MSR deltas of perf record -c
+# cm_record PMU TAG PROG [LABEL]: samples and debug-MSR deltas of perf
+# record -c, as LABEL's (default PMU)
 cm_record()
 {
 	cm_d=$(/knc/kncdbg -- taskset -c 0 perf record -q -c $CM_PERIOD -e "$1/event=0x16/u" \
@@ -66,14 +67,48 @@ cm_record()
 	cm_rc=$?
 	[ $cm_rc = 0 ] || info "$1 $2: perf record exit $cm_rc: $(tail -n 2 /tmp/cm-"$2".err | tr '\n' ' ')"
 	perf report -D -i /tmp/cm-"$2".data >/tmp/cm-"$2".dump 2>/dev/null
-	cm "$1" "samples-$2" "$(grep -c 'PERF_RECORD_SAMPLE' /tmp/cm-"$2".dump)"
-	cm "$1" "throttle-$2" "$(grep -c 'PERF_RECORD_THROTTLE' /tmp/cm-"$2".dump)"
-	cm "$1" "dbg-record-$2" "$cm_d"
+	cm "${4:-$1}" "samples-$2" "$(grep -c 'PERF_RECORD_SAMPLE' /tmp/cm-"$2".dump)"
+	cm "${4:-$1}" "throttle-$2" "$(grep -c 'PERF_RECORD_THROTTLE' /tmp/cm-"$2".dump)"
+	cm "${4:-$1}" "dbg-record-$2" "$cm_d"
 }
 
 cm_cs()
 {
 	grep -v '^#' /tmp/cm-pp.out | grep ',cs,\|,context-switches,' | cut -d, -f1
+}
+
+# cm_measure PMU [LABEL]: every per-PMU number of the table for PMU's
+# event 0x16, user mode, recorded as LABEL's (default PMU; make
+# upstream's upstream suite records the patched cpu PMU as "series")
+cm_measure()
+{
+	cm_p=$1
+	cm_l=${2:-$1}
+	cm_ev=$cm_p/event=0x16/u
+	cm $cm_l count-short "$(cm_stat "$cm_ev" /knc/workload-$CM_LOOPS)"
+	cm $cm_l count-long "$(cm_stat "$cm_ev" /knc/workload-$CM_LONG)"
+	# counting only, for the MSR traffic of perf stat itself
+	cm $cm_l dbg-stat-long "$(/knc/kncdbg -- taskset -c 0 perf stat -x, -e "$cm_ev" \
+		-o /tmp/cm-st.out /knc/workload-$CM_LONG)"
+	cm_record $cm_p short /knc/workload-$CM_LOOPS $cm_l
+	cm_record $cm_p long /knc/workload-$CM_LONG $cm_l
+	# context switches: only the parent carries the events
+	# (--no-inherit); on one CPU every pipe round trip switches it out
+	# and back in
+	cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, -e "$cm_ev" -e cs \
+		-o /tmp/cm-pp.out /knc/pingpong $CM_PP)
+	cm $cm_l pp-count "$(grep -v '^#' /tmp/cm-pp.out | grep . | sed -n 1p | cut -d, -f1)"
+	cm $cm_l pp-cs "$(cm_cs)"
+	cm $cm_l dbg-pp "$cm_d"
+	# one self-read through RDPMC and through read(2), measured with
+	# the other counter (its own KNC-CMP lines, named by PMU)
+	taskset -c 0 /knc/selfread-cost $cm_p >/tmp/cm-sr.out 2>&1 ||
+		fail "selfread-cost $cm_p exit $?: $(tail -n 2 /tmp/cm-sr.out | tr '\n' ' ')"
+	grep -v '^KNC-CMP: ' /tmp/cm-sr.out | sed 's/^/| /'
+	sed -n 's/^KNC-CMP: [^ ]* \(.*\)$/\1/p' /tmp/cm-sr.out | while read -r cm_m; do
+		# shellcheck disable=SC2086 # METRIC VALUE
+		cm $cm_l $cm_m
+	done
 }
 
 # every number of the table, taken once
@@ -89,33 +124,8 @@ check_compare_measure()
 	cm all kernel "$(uname -r) ($(sed -n 's/.* Debian \([^ ]*\) .*/\1/p' /proc/version))"
 	cm all perf "$(perf --version 2>/dev/null | awk '{ print $3 }')"
 	echo "# debug MSRs at start: $(/knc/kncdbg -v | tr '\n' ';')"
-	for cm_p in cpu knc; do
-		cm_ev=$cm_p/event=0x16/u
-		cm $cm_p count-short "$(cm_stat "$cm_ev" /knc/workload-$CM_LOOPS)"
-		cm $cm_p count-long "$(cm_stat "$cm_ev" /knc/workload-$CM_LONG)"
-		# counting only, for the MSR traffic of perf stat itself
-		cm $cm_p dbg-stat-long "$(/knc/kncdbg -- taskset -c 0 perf stat -x, -e "$cm_ev" \
-			-o /tmp/cm-st.out /knc/workload-$CM_LONG)"
-		cm_record $cm_p short /knc/workload-$CM_LOOPS
-		cm_record $cm_p long /knc/workload-$CM_LONG
-		# context switches: only the parent carries the events
-		# (--no-inherit); on one CPU every pipe round trip switches
-		# it out and back in
-		cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, -e "$cm_ev" -e cs \
-			-o /tmp/cm-pp.out /knc/pingpong $CM_PP)
-		cm $cm_p pp-count "$(grep -v '^#' /tmp/cm-pp.out | grep . | sed -n 1p | cut -d, -f1)"
-		cm $cm_p pp-cs "$(cm_cs)"
-		cm $cm_p dbg-pp "$cm_d"
-		# one self-read through RDPMC and through read(2), measured
-		# with the other counter (its own KNC-CMP lines)
-		taskset -c 0 /knc/selfread-cost $cm_p >/tmp/cm-sr.out 2>&1 ||
-			fail "selfread-cost $cm_p exit $?: $(tail -n 2 /tmp/cm-sr.out | tr '\n' ' ')"
-		grep -v '^KNC-CMP: ' /tmp/cm-sr.out | sed 's/^/| /'
-		sed -n 's/^KNC-CMP: \(.*\)$/\1/p' /tmp/cm-sr.out | while read -r cm_l; do
-			# shellcheck disable=SC2086 # PMU METRIC VALUE
-			cm $cm_l
-		done
-	done
+	cm_measure cpu
+	cm_measure knc
 	# what a spflt event adds to a context switch (knc only: SPFLT_CONTROL)
 	cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, -e knc/event=0x16,spflt=1/u \
 		-e cs -o /tmp/cm-pp.out /knc/pingpong $CM_PP)

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=sh
+#
+# make upstream's upstream stage (tools/stages-upstream): the upstream
+# kernel, the test kernel of the newest 7.x source with upstream/'s
+# series applied to arch/x86/events/intel/knc.c, on two cores of four
+# threads of the model, without knc-perf.  Its cpu PMU is upstream knc.c
+# with the series: exact counts, every sample of perf record -c, perf
+# record -a on every CPU, an L2 event on counter 0, GLOBAL_CTRL holding
+# the counters in use and 0 when nothing counts, and any=1 summing a core
+# for a privileged user only.  The compare suite's numbers are taken here
+# too, as the "series" column of the same run's compare table
+# (tools/suites/compare.host).
+#
+# The helpers are compare's and smt's, with smt's events on the cpu PMU;
+# only this file's checks run (ktap_plan reads this file).
+
+# shellcheck source=tools/suites/compare.sh
+. /knc/suites/compare.sh
+# shellcheck source=tools/suites/smt.sh
+. /knc/suites/smt.sh
+SMT_INSNS=cpu/event=0x16/u
+SMT_ANY=cpu/event=0x16,any=1/u
+
+# up_evtsels CPU: "EVENT0 EVENT1" once a counter of CPU has EN (bit
+# 22), the event code of each counter (0x0 for one without EN), or
+# nothing after 5 s without one
+up_evtsels()
+{
+	ue_i=0
+	while [ $ue_i -lt 100 ]; do
+		ue_r=$(/knc/msrpeek "$1" 0x28 0x29)
+		ue_0=${ue_r% *}
+		ue_1=${ue_r#* }
+		if knc_isnum "$((ue_0))" && [ $(((ue_0 | ue_1) >> 22 & 1)) = 1 ]; then
+			printf '0x%x 0x%x\n' $(((ue_0 >> 22 & 1) * (ue_0 & 0xff))) \
+				$(((ue_1 >> 22 & 1) * (ue_1 & 0xff)))
+			return
+		fi
+		sleep 0.05
+		ue_i=$((ue_i + 1))
+	done
+}
+
+check_upstream_kernel()
+{
+	case "$(uname -r)" in
+	*-knc-upstream) ;;
+	*) fail "kernel $(uname -r), not the upstream kernel" ;;
+	esac
+	expect_eq "$(cat /sys/bus/event_source/devices/cpu/format/any 2>&1)" config:21 "the cpu PMU's any format"
+	expect_true "no knc PMU" test ! -e /sys/bus/event_source/devices/knc
+}
+
+check_upstream_topology()
+{
+	check_topology
+}
+
+# every number of the compare table's middle column, with this kernel's
+# own ping-pong baseline
+check_upstream_measure()
+{
+	: >$CM_OUT
+	cm series kernel "$(uname -r)"
+	cm_measure cpu series
+	cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, -e cs -o /tmp/cm-pp.out \
+		/knc/pingpong $CM_PP)
+	cm series-none pp-cs "$(cm_cs)"
+	cm series-none dbg-pp "$cm_d"
+	for cm_k in count-short count-long dbg-stat-long samples-short samples-long \
+		    dbg-record-long pp-cs dbg-pp; do
+		[ -n "$(cm_val series $cm_k)" ] || fail "no $cm_k"
+	done
+}
+
+check_upstream_counts_exact()
+{
+	expect_eq "$(cm_val series count-short)" "$CM_ES" "user instructions"
+	expect_eq "$(cm_val series count-long)" "$CM_EL" "user instructions"
+}
+
+# every overflow of perf record -c is a sample (unpatched: 1 of 200, and
+# none of 2000 after it; compare's cpu column)
+check_upstream_samples_every_overflow()
+{
+	expect_eq "$(cm_val series samples-short)" "$CM_WS" "samples, -c $CM_PERIOD"
+	expect_eq "$(cm_val series samples-long)" "$CM_WL" "samples, -c $CM_PERIOD"
+	expect_eq "$(cm_dbg series dbg-record-long 6)" 0 "PMI edges lost to the LVTPC mask"
+	expect_eq "$(cm_dbg series dbg-record-long 5)" "$(cm_dbg series dbg-record-long 7)" "PMIs delivered = overflows"
+}
+
+# one event on the counter it gets: GLOBAL_CTRL holds that counter's
+# bit alone; with nothing counting, 0 on every CPU (its reset value)
+check_upstream_global_ctrl_counters_in_use()
+{
+	perf stat -a -C 0 -x, -e cpu/event=0x16/u -o /tmp/up-gc.out -- sleep 1 >/dev/null 2>&1 &
+	ug_pid=$!
+	ug_ev=$(up_evtsels 0)
+	ug_gc=$(/knc/msrpeek 0 0x2f)
+	wait $ug_pid
+	if [ -z "$ug_ev" ]; then
+		fail "no counter with EN on cpu0"
+	else
+		# shellcheck disable=SC2086 # two words
+		set -- $ug_ev
+		ug_want=0
+		[ "$1" = 0x0 ] || ug_want=$((ug_want | 1))
+		[ "$2" = 0x0 ] || ug_want=$((ug_want | 2))
+		expect_eq "$ug_gc" "$(printf 0x%x $ug_want)" "GLOBAL_CTRL with events $ug_ev on the counters"
+	fi
+	for ug_c in $(seq 0 $((KNC_CPUS - 1))); do
+		expect_eq "$(/knc/msrpeek "$ug_c" 0x2f)" 0x0 "cpu$ug_c GLOBAL_CTRL after the sessions"
+	done
+}
+
+# L2_READ_MISS (0xcb) counts on counter 0 only (upstream's
+# knc_event_constraints): placed there whichever event comes first
+check_upstream_l2_on_counter0()
+{
+	for ul_order in "cpu/event=0xcb/u cpu/event=0x16/u" "cpu/event=0x16/u cpu/event=0xcb/u"; do
+		# shellcheck disable=SC2086 # two events
+		set -- $ul_order
+		perf stat -a -C 0 -x, -e "$1" -e "$2" -o /tmp/up-l2.out -- sleep 1 >/dev/null 2>&1 &
+		ul_pid=$!
+		ul_ev=$(up_evtsels 0)
+		wait $ul_pid
+		expect_eq "$ul_ev" "0xcb 0x16" "EvtSel0/1 events, opened as $ul_order"
+	done
+}
+
+check_upstream_stat_a_any_sums_core()
+{
+	check_stat_a_any_sums_core
+}
+
+check_upstream_stat_per_core_exact()
+{
+	check_stat_per_core_exact
+}
+
+check_upstream_record_a_samples_per_cpu()
+{
+	check_record_a_samples_per_cpu
+}
+
+# any=1 shows other tasks' work on the core: EACCES for a user without
+# CAP_PERFMON at perf_event_paranoid 1, as for a CPU-wide event; any=0
+# counts for that user
+check_upstream_any_unprivileged_refused()
+{
+	ua_par=$(cat $SMT_PAR)
+	echo 1 >$SMT_PAR
+	ua_rc=0
+	/knc/runas 1001 perf stat -x, -e $SMT_ANY /knc/workload-5000 >/dev/null 2>/tmp/up-u.err || ua_rc=$?
+	if [ "$ua_rc" = 0 ] && ! grep -qi 'permission\|not supported\|not counted' /tmp/up-u.err; then
+		fail "any=1 counted for uid 1001: $(tr '\n' ' ' </tmp/up-u.err | head -c 200)"
+	else
+		info "refused: $(grep -i 'permission\|error' /tmp/up-u.err | head -n 1)"
+	fi
+	expect_eq "$(/knc/runas 1001 perf stat -x, -e $SMT_INSNS /knc/workload-5000 2>&1 >/dev/null | grep -v '^#' | head -n 1 | cut -d, -f1)" \
+		"$(w_insns 5000)" "any=0 for uid 1001"
+	echo "$ua_par" >$SMT_PAR
+}
+
+check_upstream_dmesg_clean()
+{
+	ud_bad=$(knc_dmesg_bad)
+	[ -z "$ud_bad" ] || fail "$(printf '%s\n' "$ud_bad" | head -n 3 | tr '\n' ';')"
+}

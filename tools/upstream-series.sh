@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# upstream/'s patch series, one patch at a time, as a maintainer takes it
+# (make upstream's upstream-series stage).  For each patch, in order:
+#
+#	N-applies	it applies to the newest linux-source-7.* with the
+#			patches before it, exactly (no fuzz, no offset)
+#	N-checkpatch	scripts/checkpatch.pl --strict, run in that source
+#			tree, reports nothing
+#	N-builds-w1	each C file it changes compiles with W=1 and no
+#			warning, against the upstream kernel's build tree
+#			(the series is bisectable)
+#
+# and series-cover-letter: upstream/ has the cover letter.  The W=1
+# build compiles the changed files of arch/x86/events as objects of an
+# external module directory, a copy of that directory at the patch's
+# step, so the cached kernel tree is never touched.
+#
+# Prints KTAP: the plan, "ok N name" or "not ok N name" per check,
+# details as "# " lines; exit status non-zero on failure.
+set -euo pipefail
+
+KNC_LOG_TAG=upstream
+KNC_KERNEL_VARIANT=upstream
+# shellcheck source=tools/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+knc_log()
+{
+	echo "# [upstream] $*"
+}
+
+patches=$(knc_upstream_patches)
+n=$(echo "$patches" | grep -c .)
+echo "KTAP version 1"
+echo "1..$((3 * n + 1))"
+nres=0
+failed=0
+res()
+{
+	nres=$((nres + 1))
+	if [ "$2" = PASS ]; then
+		echo "ok $nres $1"
+	else
+		failed=$((failed + 1))
+		[ -z "${3:-}" ] || printf '%s\n' "$3" | tail -n 15 | sed 's/^/# /'
+		echo "not ok $nres $1"
+	fi
+}
+
+knc_ensure_source
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# the step tree: arch/x86/events of the source, the files the series
+# changes elsewhere, then each patch in turn
+mkdir -p "$work/tree/arch/x86"
+cp -r "$KNC_SRC/arch/x86/events" "$work/tree/arch/x86/"
+for f in $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $patches | sort -u); do
+	[ -e "$work/tree/$f" ] || { mkdir -p "$work/tree/$(dirname "$f")"; cp "$KNC_SRC/$f" "$work/tree/$f"; }
+done
+
+i=0
+for p in $patches; do
+	i=$((i + 1))
+	name=$(printf '%02d' "$i")
+	knc_log "$(basename "$p")"
+	if out=$(patch -d "$work/tree" -p1 -F0 --no-backup-if-mismatch <"$p" 2>&1) &&
+	   ! grep -qi 'offset\|fuzz' <<<"$out"; then
+		res "$name-applies" PASS
+	else
+		res "$name-applies" FAIL "$out"
+	fi
+	if out=$(cd "$KNC_SRC" && scripts/checkpatch.pl --strict "$p" 2>&1) &&
+	   grep -q '^total: 0 errors, 0 warnings, 0 checks' <<<"$out"; then
+		res "$name-checkpatch" PASS
+	else
+		res "$name-checkpatch" FAIL "$out"
+	fi
+	objs=$(sed -n 's|^diff --git a/arch/x86/events/\([^ ]*\)\.c b/.*|\1.o|p' "$p")
+	if [ -z "$objs" ]; then
+		res "$name-builds-w1" FAIL "no C file of arch/x86/events changed: nothing to build"
+		continue
+	fi
+	rm -rf "$work/m"
+	cp -r "$work/tree/arch/x86/events" "$work/m"
+	# shellcheck disable=SC2086 # one word per object
+	if out=$(make -C "$KNC_KBUILD" M="$work/m" W=1 $objs 2>&1) &&
+	   ! grep -q 'warning:' <<<"$out"; then
+		res "$name-builds-w1" PASS
+	else
+		res "$name-builds-w1" FAIL "$out"
+	fi
+done
+
+if ls "$KNC_TOP"/upstream/0000-cover-letter.patch >/dev/null 2>&1; then
+	res series-cover-letter PASS
+else
+	res series-cover-letter FAIL "upstream/0000-cover-letter.patch missing"
+fi
+echo "# $((nres - failed)) passed, $failed failed"
+[ "$failed" = 0 ]
