@@ -192,6 +192,17 @@ knc_upstream_patches()
 	ls "$KNC_TOP"/upstream/[0-9]*.patch | grep -v -- '-cover-letter\.patch$'
 }
 
+# The changes of the series without the commit messages: a message
+# rebuilds nothing
+knc_upstream_diffs()
+{
+	local p
+
+	for p in $(knc_upstream_patches); do
+		sed -n '/^diff --git /,/^-- $/p' "$p"
+	done
+}
+
 # Make $KNC_KSRC the upstream kernel's tree: $KNC_SRC with the series
 # applied in order, hard links for every file it does not touch (so the
 # copy costs seconds, not a second extraction).  Made again when the
@@ -200,7 +211,7 @@ knc_upstream_source()
 {
 	local want tmp p f
 
-	want=$({ knc_src_version; cat $(knc_upstream_patches); } | sha256sum | cut -c1-16)
+	want=$({ knc_src_version; knc_upstream_diffs; } | sha256sum | cut -c1-16)
 	[ "$(cat "$KNC_KSRC/.knc-series" 2>/dev/null)" != "$want" ] || return 0
 	knc_log "applying upstream/'s series to a copy of $KNC_SRC_PKG"
 	tmp=$KNC_KSRC.tmp
@@ -234,7 +245,7 @@ knc_kernel_key()
 {
 	{
 		cat "${KNC_FRAGMENTS[@]}"
-		[ "$KNC_KERNEL_VARIANT" != upstream ] || cat $(knc_upstream_patches)
+		[ "$KNC_KERNEL_VARIANT" != upstream ] || knc_upstream_diffs
 		echo "src=$(knc_src_version)"
 		gcc --version | head -n1
 	} | sha256sum | cut -c1-16
