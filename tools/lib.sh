@@ -189,7 +189,14 @@ knc_extract_source()
 # The patches of upstream/, in order (the cover letter is not one)
 knc_upstream_patches()
 {
-	ls "$KNC_TOP"/upstream/[0-9]*.patch | grep -v -- '-cover-letter\.patch$'
+	local p
+
+	for p in "$KNC_TOP"/upstream/[0-9]*.patch; do
+		case "$p" in
+		*-cover-letter.patch) ;;
+		*) [ ! -f "$p" ] || echo "$p" ;;
+		esac
+	done
 }
 
 # The changes of the series without the commit messages: a message
