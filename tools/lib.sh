@@ -224,12 +224,15 @@ knc_upstream_source()
 	tmp=$KNC_KSRC.tmp
 	rm -rf "$tmp"
 	cp -al "$KNC_SRC" "$tmp"
+	# each file the series changes gets a copy of its own, once, before
+	# the first patch: patch must not write through a hard link into
+	# $KNC_SRC
+	# shellcheck disable=SC2046 # one word per patch
+	for f in $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $(knc_upstream_patches) | sort -u); do
+		[ ! -f "$tmp/$f" ] || cp --remove-destination "$KNC_SRC/$f" "$tmp/$f"
+	done
 	for p in $(knc_upstream_patches); do
-		# a file the patch changes gets a copy of its own first
-		for f in $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$p"); do
-			[ ! -f "$tmp/$f" ] || cp --remove-destination "$KNC_SRC/$f" "$tmp/$f"
-		done
-		patch -d "$tmp" -p1 -s --no-backup-if-mismatch <"$p" ||
+		patch -d "$tmp" -p1 -s -F0 --no-backup-if-mismatch <"$p" ||
 			knc_die "$(basename "$p") does not apply to $KNC_SRC_PKG $(knc_src_version)"
 	done
 	echo "$want" >"$tmp/.knc-series"
