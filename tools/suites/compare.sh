@@ -87,6 +87,10 @@ cm_measure()
 	cm_ev=$cm_p/event=0x16/u
 	cm $cm_l count-short "$(cm_stat "$cm_ev" /knc/workload-$CM_LOOPS)"
 	cm $cm_l count-long "$(cm_stat "$cm_ev" /knc/workload-$CM_LONG)"
+	# the same event twice at once, so that both counters count it:
+	# "FIRST / SECOND"
+	cm $cm_l count-pair "$(taskset -c 0 perf stat -x, -e "$cm_ev" -e "$cm_ev" /knc/workload-$CM_LOOPS \
+		2>&1 >/dev/null | grep -v '^#' | grep . | head -n 2 | cut -d, -f1 | paste -sd/ | sed 's|/| / |')"
 	# counting only, for the MSR traffic of perf stat itself
 	cm $cm_l dbg-stat-long "$(/knc/kncdbg -- taskset -c 0 perf stat -x, -e "$cm_ev" \
 		-o /tmp/cm-st.out /knc/workload-$CM_LONG)"
@@ -155,6 +159,11 @@ check_compare_knc_count_short()
 check_compare_knc_count_long()
 {
 	expect_eq "$(cm_val knc count-long)" "$CM_EL" "knc user instructions"
+}
+
+check_compare_knc_count_pair()
+{
+	expect_eq "$(cm_val knc count-pair)" "$CM_ES / $CM_ES" "knc user instructions, the event on both counters"
 }
 
 check_compare_knc_samples_short()

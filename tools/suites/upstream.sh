@@ -74,10 +74,13 @@ check_upstream_measure()
 	done
 }
 
+# on both counters: unpatched, counter 1 counts nothing (its event select
+# went to MSR 0x2a)
 check_upstream_counts_exact()
 {
 	expect_eq "$(cm_val series count-short)" "$CM_ES" "user instructions"
 	expect_eq "$(cm_val series count-long)" "$CM_EL" "user instructions"
+	expect_eq "$(cm_val series count-pair)" "$CM_ES / $CM_ES" "user instructions, the event on both counters"
 }
 
 # every overflow of perf record -c is a sample (unpatched: 1 of 200, and
