@@ -44,12 +44,21 @@
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
+# Without the kernel's build tree, a sentence that says what to install,
+# not make's "No such file or directory" from inside $(KDIR).
+need-kdir = $(if $(wildcard $(KDIR)/Makefile),,$(error $(KDIR) is not a \
+	kernel build tree: install the headers of the kernel to build for \
+	(Debian: apt install linux-headers-$(shell uname -r)), or pass \
+	KDIR=<a configured kernel tree>))
+
 all: modules
 
 modules clean:
+	$(need-kdir)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $@
 
 install: modules
+	$(need-kdir)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
 
 check:
