@@ -27,10 +27,13 @@
 #   make stress       the long forms (tools/stages-stress): stress and
 #                     fault loops (hotplug, load/unload, PMI storm,
 #                     multiplexing, arbitration churn) and the fuzzer on
-#                     the debug kernel, the issue 12 stall reproducer,
-#                     every non-model e2e suite on the debug kernel, and
-#                     kernel review 2's N1 on a 6.1 kernel without the
-#                     x86 core PMU (the n1-61 rows of tools/stages-stress,
+#                     the debug kernel, the stall reproducer (a long perf
+#                     workload must not park a vCPU in the model's
+#                     overflow path: tools/stall/README.md), every
+#                     non-model e2e suite on the debug kernel, and
+#                     per-task events on a 6.1 kernel without the x86
+#                     core PMU, where a task context outlives rmmod (the
+#                     n1-61 rows of tools/stages-stress,
 #                     tools/suites/n1.sh); hours
 #   make scale        the whole card: 61 cores x 4 threads (244 vCPUs) on
 #                     the model, exact per-thread counts, and a table of

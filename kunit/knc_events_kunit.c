@@ -141,7 +141,11 @@ static void knc_alias_matches_spec(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, got, want);
 }
 
-/* libpfm4/LIKWID spellings (notes.md) name the same encodings. */
+/*
+ * libpfm4's spellings (lib/events/intel_knc_events.h) of events 0x37 and
+ * 0x38, L1_DATA_PF2 (LIKWID's too) and L2_DATA_PF1_MISS, name the same
+ * encodings as the spec's L1_DATA_PFI2 and L2_DATA_PFI1_MISS.
+ */
 static void knc_alias_libpfm_spellings(struct kunit *test)
 {
 	static const char * const pairs[][2] = {
@@ -229,9 +233,10 @@ struct knc_map_case {
 		      PERF_COUNT_HW_CACHE_RESULT_##r << 16)
 
 /*
- * At least upstream knc.c's coverage (notes.md, "Events"), with the x86
- * driver's errnos: -ENOENT for a valid event KNC lacks, -EINVAL for
- * nonsense and out-of-range configs.
+ * At least the coverage of upstream's knc_perfmon_event_map and
+ * knc_hw_cache_event_ids (arch/x86/events/intel/knc.c, Linux 7.3), with
+ * the x86 driver's errnos: -ENOENT for a valid event KNC lacks, -EINVAL
+ * for nonsense and out-of-range configs.
  */
 static const struct knc_map_case knc_map_cases[] = {
 	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, 0x2a },
@@ -303,7 +308,13 @@ static void knc_generic_event_maps(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, config, c->evtsel);
 }
 
-/* The safe reading (notes.md): every L2 (umask 0x10) event is counter 0 only. */
+/*
+ * The safe reading of sources that differ: every L2 (umask 0x10) event is
+ * counter 0 only.  libpfm4's lib/events/intel_knc_events.h exempts 0xf0
+ * and 0xf5, upstream's knc_event_constraints (arch/x86/events/intel/knc.c,
+ * Linux 7.3) lists 21 codes, and Intel's VTune event list marks them all
+ * (per John McCalpin on Intel's developer forum).
+ */
 static void knc_constraint_matches_unit(struct kunit *test)
 {
 	const struct knc_spec_event *e = test->param_value;

@@ -408,7 +408,7 @@ static const struct knc_spec_const knc_spec_consts[] = {
 	KNC_SPEC_CONST(KNC_THROTTLED, CORE_MAX_INTERRUPTS),
 	/* the spflt format field, config:32 in sysfs */
 	KNC_SPEC_CONST(KNC_CONFIG_SPFLT, BIT_ULL(32)),
-	/* notes.md: L2 events have umask 0x10, VPU events 0x20 */
+	/* 327357-001 table 1-6 and libpfm4: L2 umask 0x10, VPU umask 0x20 */
 	KNC_SPEC_CONST(KNC_UMASK_L2, 0x10),
 	KNC_SPEC_CONST(KNC_UMASK_VPU, 0x20),
 };

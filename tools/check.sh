@@ -133,9 +133,9 @@ check_build()
 echo "KTAP version 1"
 echo "1..8"	# tally-selftest mutants-apply docs abi-doc checkpatch build-6.1 build-6.12 build-standalone-kernel
 
-# A failure always says why here: the CI run of bdc42e6 lost this check
-# and every later one when the selftest died with only PASS lines in its
-# log (grep -v then selected nothing, and pipefail ended this script).
+# A failure always says why here, and ends nothing else: a selftest that
+# dies with only PASS lines in its log leaves grep -v nothing to select,
+# which under pipefail would end this script and lose every later check.
 rc=0
 "$KNC_TOOLS/selftest-tally.sh" >"$logdir/tally-selftest.log" 2>&1 || rc=$?
 if [ "$rc" = 0 ]; then
@@ -147,8 +147,8 @@ else
 	result tally-selftest FAIL
 fi
 
-# a mutant once stayed stale (its suite had changed) until a make
-# mutants run said so
+# a stale mutant kills nothing: say so here, in make test, not only at
+# the next make mutants run
 stale=
 for f in "$KNC_TOOLS"/mutants/*.patch; do
 	grep -q '^# target: model' "$f" && continue

@@ -184,7 +184,7 @@ static void frozen_exact(struct knc_counter *g, const char *name,
  * user instructions in between, which are the same every time a path
  * runs without a seqlock retry; and so are those from one read(2) to the
  * next knc_read().  The loop only records (the same code every round);
- * the checks come after it.  Round 0 warms up.
+ * the checks come after it.  The first round (i = 0) only warms up.
  */
 static void running_exact(struct knc_counter *c)
 {

@@ -217,9 +217,11 @@ check_compare_knc_switch_budget()
 	expect_range "$cm_net" 1 $((5 * cm_cs + 100)) "accesses of $cm_cs context switches, net of the baseline"
 }
 
-# upstream's numbers (H14/N8): its counts exact, its samples no more than
-# the overflows (it stalls after the first PMI: reported, not judged),
-# the ping-pong's context switches one per round trip, give or take 1%
+# upstream's numbers, judged, not only read as numbers: its counts exact
+# (a count that is only > 0 would pass a cpu PMU counting the wrong
+# thing), its samples no more than the overflows (it stalls after the
+# first PMI: reported, not judged), the ping-pong's context switches one
+# per round trip, give or take 1%
 check_compare_cpu_measured()
 {
 	expect_eq "$(cm_val cpu count-short)" "$CM_ES" "cpu user instructions, short"

@@ -243,15 +243,14 @@ check_record_any_samples_on_owner()
 	expect_range "$(cpu_samples /tmp/smt.data 0)" 5 20 "cpu0 samples"
 }
 
-# any=1 is the kernel's to grant, as AnyThread is on x86: refused with
-# EACCES (perf: no permission) to a user without CAP_PERFMON, with the
-# reason in pr_debug; any=0 counts for that user
-check_any_unprivileged_refused()
+# smt_any_refused_to_user: at perf_event_paranoid 1, $SMT_ANY refused
+# with EACCES (perf: no permission) to uid 1001, which has no
+# CAP_PERFMON, and $SMT_INSNS counted for it exactly.  RUN, if given,
+# runs between the refusal and the count (a check of the kernel log).
+smt_any_refused_to_user()
 {
-	sp_par=$(cat $SMT_PAR)
-	echo 1 >$SMT_PAR
-	echo 'module knc_perf +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
-	dmesg -c >/dev/null
+	sp_par=$(cat "$SMT_PAR")
+	echo 1 >"$SMT_PAR"
 	sp_rc=0
 	/knc/runas 1001 perf stat -x, -e $SMT_ANY /knc/workload-5000 >/dev/null 2>/tmp/smt-u.err || sp_rc=$?
 	if [ "$sp_rc" = 0 ] && ! grep -qi 'permission\|not supported\|not counted' /tmp/smt-u.err; then
@@ -259,11 +258,22 @@ check_any_unprivileged_refused()
 	else
 		info "refused: $(grep -i 'permission\|error' /tmp/smt-u.err | head -n 1)"
 	fi
-	expect_true "pr_debug says why" sh -c "dmesg | grep -q 'thread count mode (any=1) needs CAP_PERFMON'"
+	[ -z "${1:-}" ] || "$@"
 	expect_eq "$(/knc/runas 1001 perf stat -x, -e $SMT_INSNS /knc/workload-5000 2>&1 >/dev/null | grep -v '^#' | head -n 1 | cut -d, -f1)" \
 		"$(w_insns 5000)" "any=0 for uid 1001"
+	echo "$sp_par" >"$SMT_PAR"
+}
+
+# any=1 is the kernel's to grant, as AnyThread is on x86: refused to a
+# user without CAP_PERFMON, with the reason in pr_debug; any=0 counts for
+# that user
+check_any_unprivileged_refused()
+{
+	echo 'module knc_perf +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
+	dmesg -c >/dev/null
+	smt_any_refused_to_user expect_true "pr_debug says why" \
+		sh -c "dmesg | grep -q 'thread count mode (any=1) needs CAP_PERFMON'"
 	echo 'module knc_perf -p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
-	echo "$sp_par" >$SMT_PAR
 }
 
 # --per-core adds the threads of a core: core 0's any=0 sum is exact

@@ -10,7 +10,7 @@
 # stock.sh's helpers (st_*, ST_*): each suite runs in a shell of its own
 . /knc/suites/stock.sh
 
-# Both in one perf stat (H10): the cpu event is opened first, so the
+# Both in one perf stat: the cpu event is opened first, so the
 # knc one must be refused (busy while cpu holds the counters; on 6.1 a
 # per-task knc event is refused anyway), and the cpu one must count
 # exactly, unless perf gave up the whole run at the refusal (perf 6.1

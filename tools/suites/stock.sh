@@ -113,8 +113,8 @@ check_knc_stat_instructions_u_exact()
 	st_knc_exact
 }
 
-# upstream's cpu PMU on the same workload: exact too (N8: a count that
-# is only > 0 would pass a cpu PMU counting the wrong thing)
+# upstream's cpu PMU on the same workload: exact too (a count that is
+# only > 0 would pass a cpu PMU counting the wrong thing)
 check_cpu_stat_instructions_u_counts()
 {
 	st_cpu_exact

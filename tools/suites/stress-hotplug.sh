@@ -152,11 +152,11 @@ check_hp_record_throttled()
 	done
 }
 
-# The sampler on cpu1 (-c 1000 of cycles, both modes) in every cycle
-# (N7: samples, not only a line): at least one per 1000 of the pinned
-# workload's instructions (cycles >= instructions), and at most one per
-# 1000 ns of the run's guest time (-icount shift=0: a cycle per ns at
-# most).
+# The sampler on cpu1 (-c 1000 of cycles, both modes) in every cycle,
+# judged by its samples, not only by a line of output (0 samples
+# fails): at least one per 1000 of the pinned workload's instructions
+# (cycles >= instructions), and at most one per 1000 ns of the run's
+# guest time (-icount shift=0: a cycle per ns at most).
 check_hp_sampler_cpu1()
 {
 	[ -z "$hp_sr_bad" ] || fail "stormrec:$(echo "$hp_sr_bad" | head -c 200)"

@@ -16,21 +16,25 @@
 #	offline	perf stat -a and stormrec -c 20000 count and sample on
 #		both CPUs, cpu1 goes offline, both end (the last event
 #		closes while cpu1 is offline), cpu1 comes back with no knc
-#		event left: its registers must be reset too (N5)
+#		event left: its registers must be reset too (the last
+#		put() reaches online CPUs only, so knc_cpu_offline() must
+#		have left it clean)
 #	rmmod	rmmod with cpu1 online: nothing left running anywhere
 #	rmmod-offline	insmod, the offline phase's session again, ended
 #		with cpu1 offline, then rmmod while it is still offline and
 #		cpu1 back online: nothing left running there either
 # and the module is loaded again for the suites after this one.  The
-# kernel log must show no unknown NMI ("Uhhuh", N4/N6) and nothing else
-# of /knc/bad.ere.  LVTPC is not read: it is APIC MMIO (xAPIC), out of
+# kernel log must show no unknown NMI ("Uhhuh": a PMI no knc event
+# claims, as one that lands after the last del() or while
+# knc_cpu_offline() stops the counters) and nothing else of
+# /knc/bad.ere.  LVTPC is not read: it is APIC MMIO (xAPIC), out of
 # msrpeek's reach.  The storm's workload runs on cpu1 as it goes
 # offline, which stress-hotplug avoids (a user-mode spin there hung this
 # QEMU/kernel pair then); with QEMU patch 0009 it has not hung here (30
 # cycles on the debug kernel, 2.9 s each).  The model delivers a PMI at
-# the overflowing instruction, so N4's and N6's late-PMI windows cannot
-# open here: the register checks catch what such a PMI would leave, not
-# the race itself.
+# the overflowing instruction, so those late-PMI windows cannot open
+# here: the register checks catch what such a PMI would leave, not the
+# race itself.
 #
 # Settings (suite parameters, tools/stages): cycles=N storm cycles
 # (default 3).
@@ -247,7 +251,9 @@ check_hp_storm_end_regs_reset()
 	expect_regs_reset "storm over, its events closed with cpu1 online ($(knc_refs) knc events)"
 }
 
-# N5: the last event closes while cpu1 is offline
+# The last event closes while cpu1 is offline: the last put() reaches
+# online CPUs only, so cpu1 must have left clean (knc_cpu_offline()) and
+# come back so
 check_hp_offline_end_regs_reset()
 {
 	echo "KNC-PROGRESS: hpregs: a system-wide session ends while cpu1 is offline"

@@ -164,18 +164,7 @@ check_upstream_record_a_samples_per_cpu()
 # counts for that user
 check_upstream_any_unprivileged_refused()
 {
-	ua_par=$(cat "$SMT_PAR")
-	echo 1 >"$SMT_PAR"
-	ua_rc=0
-	/knc/runas 1001 perf stat -x, -e $SMT_ANY /knc/workload-5000 >/dev/null 2>/tmp/up-u.err || ua_rc=$?
-	if [ "$ua_rc" = 0 ] && ! grep -qi 'permission\|not supported\|not counted' /tmp/up-u.err; then
-		fail "any=1 counted for uid 1001: $(tr '\n' ' ' </tmp/up-u.err | head -c 200)"
-	else
-		info "refused: $(grep -i 'permission\|error' /tmp/up-u.err | head -n 1)"
-	fi
-	expect_eq "$(/knc/runas 1001 perf stat -x, -e $SMT_INSNS /knc/workload-5000 2>&1 >/dev/null | grep -v '^#' | head -n 1 | cut -d, -f1)" \
-		"$(w_insns 5000)" "any=0 for uid 1001"
-	echo "$ua_par" >"$SMT_PAR"
+	smt_any_refused_to_user
 }
 
 check_upstream_dmesg_clean()

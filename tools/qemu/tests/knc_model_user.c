@@ -271,9 +271,10 @@ static long long spflt_off_edge(int fd, char *d, size_t dlen)
 
 /*
  * RDPMC of the SPFLT-gated counter 0 (from "spgate", CR4.PCE set), low
- * 32 bits: v[0], v[1] with USER_PREF 0 around 10 nops; SPFLT 1; v[2],
- * v[3] around 10 nops; SPFLT 0; v[4], v[5] around 10 nops.  Each value
- * is stored by the mov right after its RDPMC.
+ * 32 bits: v[0], v[1] with USER_PREF 0, on either side of 10 nops;
+ * SPFLT 1; v[2], v[3] on either side of 10 nops; SPFLT 0; v[4], v[5] on
+ * either side of 10 nops.  Each value is stored by the mov right after
+ * its RDPMC.
  */
 static void spflt_rdpmc(uint32_t v[6])
 {
