@@ -40,10 +40,9 @@ static unsigned int knc_counters_users;
 static enum cpuhp_state knc_cpuhp_state;
 
 /*
- * Bring this thread's PMU to its reset state (spec 1.4.4), except that
- * GLOBAL_CTRL ends with both bits set: from here on each counter is
- * gated by its EvtSel alone (struct knc_cpu_hw).  The EvtSels go first,
- * so nothing counts while the rest is reset.
+ * Bring this thread's PMU to its reset state (spec 1.4.4), but for
+ * GLOBAL_CTRL, which knc_take_local() sets.  The EvtSels go first, so
+ * nothing counts while the rest is reset.
  */
 static void knc_reset_counters_local(void)
 {
@@ -57,7 +56,6 @@ static void knc_reset_counters_local(void)
 	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
 	knc_hw_write(KNC_MSR_SPFLT_CONTROL, 0);
 	knc_spflt_reset(cpuc);
-	knc_hw_write(KNC_MSR_GLOBAL_CTRL, KNC_COUNTER_MASK);
 }
 
 /*
@@ -99,7 +97,6 @@ static void knc_take_with_events(struct knc_cpu_hw *cpuc)
 			knc_hw_write(KNC_MSR_PERFCNT(idx), 0);
 	}
 	knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
-	knc_hw_write(KNC_MSR_GLOBAL_CTRL, KNC_COUNTER_MASK);
 	cpuc->spflt_dirty = true;
 }
 
@@ -114,6 +111,11 @@ static void knc_take_local(void *unused)
 		knc_reset_counters_local();
 	else
 		knc_take_with_events(cpuc);
+	/*
+	 * Both bits from here on: each counter is gated by its EvtSel
+	 * alone, and both EvtSels are 0 now (struct knc_cpu_hw).
+	 */
+	knc_hw_write(KNC_MSR_GLOBAL_CTRL, KNC_COUNTER_MASK);
 	knc_hw_lvtpc_write(APIC_DM_NMI);
 	WRITE_ONCE(cpuc->lvt_rearm, false);
 	WRITE_ONCE(cpuc->owned, true);
@@ -128,9 +130,9 @@ static void knc_take_local(void *unused)
  * the preference bit of SPFLT_CONTROL, which ring 3 sets at will, is all
  * a reset would clear besides.  With no event left, a PMI cannot set
  * GLOBAL_CTRL again (knc_pmi_without_event()).  A thread that went
- * offline was given back by knc_cpu_offline() already.  owned drops before LVTPC is
- * restored: a PMI still on its way then leaves LVTPC as the kernel had
- * it (knc_pmi_unmask()).
+ * offline was given back by knc_cpu_offline() already.  owned drops
+ * before LVTPC is restored: a PMI still on its way then leaves LVTPC as
+ * the kernel had it (knc_pmi_unmask()).
  */
 static void knc_give_back_local(void *unused)
 {

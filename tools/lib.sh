@@ -201,6 +201,13 @@ knc_upstream_patches()
 
 # The changes of the series without the commit messages: a message
 # rebuilds nothing
+# The files the series changes, once each
+knc_upstream_files()
+{
+	# shellcheck disable=SC2046 # one word per patch
+	sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $(knc_upstream_patches) | sort -u
+}
+
 knc_upstream_diffs()
 {
 	local p
@@ -227,8 +234,7 @@ knc_upstream_source()
 	# each file the series changes gets a copy of its own, once, before
 	# the first patch: patch must not write through a hard link into
 	# $KNC_SRC
-	# shellcheck disable=SC2046 # one word per patch
-	for f in $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $(knc_upstream_patches) | sort -u); do
+	for f in $(knc_upstream_files); do
 		[ ! -f "$tmp/$f" ] || cp --remove-destination "$KNC_SRC/$f" "$tmp/$f"
 	done
 	for p in $(knc_upstream_patches); do

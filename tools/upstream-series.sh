@@ -56,8 +56,7 @@ trap 'rm -rf "$work"' EXIT
 # changes elsewhere, then each patch in turn
 mkdir -p "$work/tree/arch/x86"
 cp -r "$KNC_SRC/arch/x86/events" "$work/tree/arch/x86/"
-# shellcheck disable=SC2086 # one word per patch
-for f in $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $patches | sort -u); do
+for f in $(knc_upstream_files); do
 	[ -e "$work/tree/$f" ] || { mkdir -p "$work/tree/$(dirname "$f")"; cp "$KNC_SRC/$f" "$work/tree/$f"; }
 done
 
