@@ -229,7 +229,12 @@ stage_needs()
 		case "$1" in
 		model) [[ "${S_CPU[i]}" == knc* ]] && return 0 ;;
 		check) [ "${S_NAME[i]}" = check ] && return 0 ;;
-		*) [ "${S_KERNEL[i]}" = "$1" ] && return 0 ;;
+		*)
+			[ "${S_KERNEL[i]}" = "$1" ] && return 0
+			# a host stage that reads a kernel's build tree says so
+			# in its after column (make upstream's upstream-series)
+			[[ ",${S_AFTER[i]}," == *",build-$1,"* ]] && return 0
+			;;
 		esac
 	done
 	return 1
