@@ -12,25 +12,41 @@
 # has and upgrades nothing else from it.
 set -euo pipefail
 
+# shellcheck source=tools/apt-archive.sh
+. "$(dirname "$0")/apt-archive.sh"
+
+die()
+{
+	echo "install-deps: $*" >&2
+	exit 1
+}
+
 SUDO=
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null ||
+		die "not root and no sudo: run tools/install-deps.sh as root once, or install sudo"
+	SUDO=sudo
+fi
 export DEBIAN_FRONTEND=noninteractive
 
 NEWER_SUITE=trixie-backports
 NEWER_LIST=/etc/apt/sources.list.d/knc-$NEWER_SUITE.sources
 NEWER_PIN=/etc/apt/preferences.d/knc-$NEWER_SUITE
 
-# add_newer_suite: the suite and its pin, and a fresh package list for it
-# when it was just added or its list is over a day old
+# add_newer_suite: the suite, from the site that serves this machine's
+# own release, and its pin, and a fresh package list for it when it was
+# just added or its list is over a day old
 add_newer_suite()
 {
-	local lists
+	local lists sites codename
 
 	if [ ! -f "$NEWER_LIST" ]; then
-		echo "install-deps: adding Debian's $NEWER_SUITE (pinned at 100) for linux-source-7.*"
-		printf '%s\n' 'Types: deb' 'URIs: http://deb.debian.org/debian' \
-			"Suites: $NEWER_SUITE" 'Components: main' \
-			'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' |
+		codename=$(knc_codename)
+		sites=$(knc_archive_sites "$codename" | paste -sd' ')
+		[ -n "$sites" ] ||
+			die "no APT source of this machine serves Debian's ${codename:-release}, so linux-source-7.* cannot come from $NEWER_SUITE: add the Debian archive (or a mirror) to /etc/apt/sources.list.d/"
+		echo "install-deps: adding Debian's $NEWER_SUITE from $sites (pinned at 100) for linux-source-7.*"
+		knc_archive_stanza deb "$NEWER_SUITE" "$sites" |
 			$SUDO tee "$NEWER_LIST" >/dev/null
 	fi
 	[ -f "$NEWER_PIN" ] ||
@@ -39,7 +55,8 @@ add_newer_suite()
 	lists=$(find /var/lib/apt/lists -maxdepth 1 -name "*_dists_${NEWER_SUITE}_*Packages*" -mmin -1440 2>/dev/null)
 	[ -n "$lists" ] ||
 		$SUDO apt-get update -qq -o Dir::Etc::sourcelist="$NEWER_LIST" \
-			-o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
+			-o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0 ||
+		die "apt-get update of $NEWER_SUITE ($NEWER_LIST) failed: see the lines above"
 }
 
 # newest_kernel_source: the newest linux-source-7.* the archive has
@@ -51,7 +68,7 @@ newest_kernel_source()
 
 add_newer_suite
 SRC7=$(newest_kernel_source)
-[ -n "$SRC7" ] || { echo "install-deps: no linux-source-7.* in $NEWER_SUITE" >&2; exit 1; }
+[ -n "$SRC7" ] || die "no linux-source-7.* in $NEWER_SUITE ($NEWER_LIST): apt-cache pkgnames linux-source-7. finds none"
 
 PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
@@ -67,18 +84,43 @@ PKGS=(
 	"$@"	# what one build alone needs (make stress's 6.1-standalone kernel: linux-source-6.1)
 )
 
-missing=()
+# installed_whole PACKAGE: installed, and the file the project reads of
+# it is there (a source tarball deleted by hand leaves the package
+# "installed")
+installed_whole()
+{
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed' ||
+		return 1
+	case "$1" in
+	linux-source-*) [ -f "/usr/src/$1.tar.xz" ] ;;
+	esac
+}
+
+missing=() broken=()
 for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+	if installed_whole "$p"; then
+		continue
+	elif dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		broken+=("$p")
+	else
 		missing+=("$p")
+	fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ ${#broken[@]} -eq 0 ]; then
 	echo "install-deps: all ${#PKGS[@]} packages present ($SRC7 the newest 7.x)"
 	exit 0
 fi
 
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$SUDO apt-get update -qq || die "apt-get update failed: see the lines above"
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "install-deps: installing ${missing[*]}"
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		die "apt-get install of ${missing[*]} failed: see the lines above"
+fi
+if [ ${#broken[@]} -gt 0 ]; then
+	echo "install-deps: reinstalling ${broken[*]} (installed, but files are gone)"
+	$SUDO apt-get install -y -qq --reinstall --no-install-recommends "${broken[@]}" >/dev/null ||
+		die "apt-get install --reinstall ${broken[*]} failed: see the lines above"
+fi
 echo "install-deps: done"

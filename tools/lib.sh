@@ -25,7 +25,7 @@ KNC_KERNEL_SERIES=${KNC_KERNEL_SERIES:-7}
 # as its series ("7.3"), or nothing
 knc_newest_source()
 {
-	ls /usr/src/linux-source-"$1".*.tar.xz 2>/dev/null |
+	{ ls /usr/src/linux-source-"$1".*.tar.xz 2>/dev/null || true; } |
 		sed -n "s|^/usr/src/linux-source-\($1\.[0-9]*\)\.tar\.xz$|\1|p" |
 		sort -V | tail -n 1
 }
@@ -34,7 +34,7 @@ case "$KNC_KERNEL_SERIES" in
 7)
 	KNC_KERNEL_SERIES=$(knc_newest_source 7)
 	[ -n "$KNC_KERNEL_SERIES" ] || {
-		echo "no linux-source-7.* in /usr/src (run tools/install-deps.sh)" >&2
+		echo "[${KNC_LOG_TAG:-knc}] error: no /usr/src/linux-source-7.*.tar.xz: run tools/install-deps.sh (as root or with sudo), which installs the newest linux-source-7.* from Debian's trixie-backports" >&2
 		exit 1
 	}
 	;;

@@ -66,6 +66,13 @@ if [ ${#refused[@]} -gt 0 ]; then
 	exit 1
 fi
 
+# What the stages need comes first: lib.sh picks the kernel source the
+# packages brought.  A failure here is one line from install-deps.sh.
+if ! "$KNC_TOP/tools/install-deps.sh"; then
+	echo "[test] error: tools/install-deps.sh failed (its last line says why); nothing ran" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 . "$KNC_TOP/tools/lib.sh"
 . "$KNC_TOOLS/qemu/qemu-env.sh"
 
@@ -305,7 +312,6 @@ kernel_image()
 
 declare -A broken=()	# kernel or model -> why its stages cannot run
 
-"$KNC_TOOLS/install-deps.sh" || setup_failures+=("set-up: tools/install-deps.sh failed")
 for k in stock-6.12 stock-6.1; do
 	stage_needs "$k" || continue
 	why=$(stock_image "${k#stock-}") || broken[$k]="Debian's $k kernel: $why"

@@ -27,6 +27,8 @@ set -euo pipefail
 KNC_LOG_TAG=qemu # used by lib.sh
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tools/apt-archive.sh
+. "$KNC_TOOLS/apt-archive.sh"
 
 force=0
 prepare_only=0
@@ -90,24 +92,22 @@ debsrc_enabled()
 
 ensure_debsrc()
 {
-	debsrc_enabled && return 0
-	knc_log "enabling deb-src in $DEBSRC"
-	as_root tee "$DEBSRC" >/dev/null <<-'SRC'
-	# SPDX-License-Identifier: GPL-2.0-only
-	# Added by knc-pmu tools/qemu/build-qemu.sh: Debian source packages.
-	Types: deb-src
-	URIs: http://deb.debian.org/debian
-	Suites: bookworm bookworm-updates
-	Components: main
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	local codename main sec
 
-	Types: deb-src
-	URIs: http://deb.debian.org/debian-security
-	Suites: bookworm-security
-	Components: main
-	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-	SRC
-	as_root apt-get update -qq
+	debsrc_enabled && return 0
+	# the same sites as the machine's own deb entries (tools/apt-archive.sh)
+	codename=$(knc_codename)
+	main=$(knc_archive_sites "$codename|$codename-updates" | paste -sd' ')
+	sec=$(knc_archive_sites "$codename-security" | paste -sd' ')
+	[ -n "$main" ] ||
+		knc_die "no APT source of this machine serves Debian's ${codename:-release}: deb-src for QEMU's source cannot be added"
+	knc_log "enabling deb-src in $DEBSRC (from $main${sec:+ and $sec})"
+	{
+		echo '# Added by knc-pmu tools/qemu/build-qemu.sh: Debian source packages.'
+		knc_archive_stanza deb-src "$codename $codename-updates" "$main"
+		[ -z "$sec" ] || knc_archive_stanza deb-src "$codename-security" "$sec"
+	} | as_root tee "$DEBSRC" >/dev/null
+	as_root apt-get update -qq || knc_die "apt-get update after adding $DEBSRC failed"
 }
 
 # --- 3. build deps -----------------------------------------------------
