@@ -12,6 +12,10 @@
 #   make test         KUnit and end-to-end tests in QEMU; prints
 #                     "N passed, N failed"
 #   make demo         build, boot the VM, load the module, show perf
+#   make fresh        the README's make demo, then make test, timed, as
+#                     root in a fresh Debian 12 root (mmdebstrap) with
+#                     a clone of HEAD; logs in $KNC_CACHE/fresh/logs
+#                     (tools/fresh.sh; needs root or sudo)
 #   make qemu         build QEMU with the KNC PMU model (tools/qemu)
 #   make model-test   the model's own tests
 #   make e2e          knc-perf.ko and perf end to end on the model
@@ -73,6 +77,10 @@ test:
 demo:
 	tools/demo.sh
 
+# runs itself again with sudo when not run as root
+fresh:
+	tools/fresh.sh
+
 qemu:
 	tools/qemu/build-qemu.sh
 
@@ -103,4 +111,4 @@ scale:
 upstream:
 	tools/run-tests.sh --table tools/stages-upstream
 
-.PHONY: all modules clean install check test demo qemu model-test e2e mutants stock compare stress scale upstream
+.PHONY: all modules clean install check test demo fresh qemu model-test e2e mutants stock compare stress scale upstream

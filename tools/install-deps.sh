@@ -72,7 +72,7 @@ SRC7=$(newest_kernel_source)
 
 PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
-	xz-utils kmod python3 perl
+	xz-utils kmod python3 perl procps
 	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
 	"$SRC7"	# the newest 7.x source: make test's own kernel
 	qemu-system-x86 busybox-static sparse linux-perf dkms python3-sphinx

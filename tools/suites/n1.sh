@@ -10,13 +10,15 @@
 # perf_hw_context there, rmmod would leave it pointing into the unloaded
 # module, and the task's next context switch (with any task event in the
 # system) or its exit would oops.  The driver takes no task context
-# before 6.2 (KNC_TASK_CTX_NR).  Against 4c37906's driver
-# (KNC_DRIVER_SRC) the VM panics after rmmod in both orders.
+# before 6.2 (KNC_TASK_CTX_NR).  A copy of the driver whose
+# KNC_TASK_CTX_NR is perf_hw_context on every kernel (knc_compat.h), run
+# with KNC_DRIVER_SRC on the n1-61 and n1-61-exit stages, panics the VM
+# after rmmod in both orders.
 #
 # Settings (suite parameters, tools/stages-stress): first=exit kills
 # the long-running tasks before any task event is opened again after
-# rmmod, so that only the exit path can meet a stale context (the old
-# driver oopsed in perf_event_exit_task); the default, first=switch,
+# rmmod, so that only the exit path can meet a stale context (such a
+# driver oopses in perf_event_exit_task); the default, first=switch,
 # switches them beside a task event first.
 
 N1_LOOPS=1000000
