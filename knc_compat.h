@@ -7,12 +7,14 @@
 #ifndef KNC_COMPAT_H
 #define KNC_COMPAT_H
 
+#include <linux/capability.h>
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/err.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <asm/hardirq.h>
 #include <asm/msr.h>
 
@@ -79,45 +81,27 @@ static inline struct fasync_struct **perf_event_fasync(struct perf_event *event)
 #endif
 
 /*
- * The per-task data the perf core allocates for knc (pmu->task_ctx_cache)
- * of the task whose context @event is in now.  Where the core keeps it:
- *
- *  - from 6.15 in the task, task_struct::perf_ctx_data (include/linux/
- *    sched.h), one object per task whichever PMU asked for it first: the
- *    ctx_cache test keeps another PMU's data out.  A context swap between
- *    clones (perf_event_context_sched_out()) moves the context to the
- *    other task by rewriting ctx->task before its pmu_enable();
- *    TASK_TOMBSTONE, (void *)-1 in kernel/events/core.c, marks a context
- *    whose task has exited.
- *  - 6.2 to 6.14 in the (task, PMU) context, perf_event_pmu_context::
- *    task_ctx_data, which the same swap exchanges with the other
- *    context's before its pmu_enable().
- *  - 6.1 in the task's hardware context, shared by every hardware PMU:
- *    knc's only when that context is knc's.  knc takes no task events
- *    there (KNC_TASK_CTX_NR), so this never finds any.
- *
- * NULL for an event not (yet) in a context.  Called on the event's CPU
- * with interrupts off, which is an RCU-sched read side: the core frees
- * the data only after an RCU grace period.
+ * 7.x allocates one object of a variable's type with kzalloc_obj()
+ * (include/linux/slab.h), and its checkpatch asks for it; earlier
+ * kernels have kzalloc() alone.
  */
-static inline void *knc_event_task_data(struct perf_event *event)
-{
-#if defined(KNC_HAVE_PERF_CTX_DATA)
-	struct task_struct *task = event->ctx ? READ_ONCE(event->ctx->task) : NULL;
-	struct perf_ctx_data *cd;
-
-	if (IS_ERR_OR_NULL(task))
-		return NULL;
-	cd = rcu_dereference_sched(task->perf_ctx_data);
-	return cd && cd->ctx_cache == event->pmu->task_ctx_cache ? cd->data : NULL;
-#elif defined(KNC_HAVE_PMU_CONTEXT)
-	return event->pmu_ctx ? event->pmu_ctx->task_ctx_data : NULL;
-#else
-	struct perf_event_context *ctx = event->ctx;
-
-	return ctx && ctx->pmu == event->pmu ? ctx->task_ctx_data : NULL;
+#ifndef kzalloc_obj
+#define kzalloc_obj(var, gfp)		kzalloc(sizeof(var), gfp)
 #endif
-}
+
+/*
+ * The check x86 asks of AnyThread (perf_allow_cpu() in
+ * intel_pmu_hw_config(), arch/x86/events/intel/core.c): the paranoia
+ * level, then the LSM hook.  7.3 exports it (kernel/events/core.c);
+ * 6.12 has it as a static inline that reads the unexported
+ * sysctl_perf_event_paranoid, and 6.1 with another signature, so there
+ * a module takes its strict case, CAP_PERFMON, without the hook.
+ */
+#ifdef KNC_HAVE_PERF_ALLOW_CPU
+#define knc_allow_cpu()			perf_allow_cpu()
+#else
+#define knc_allow_cpu()			(perfmon_capable() ? 0 : -EACCES)
+#endif
 
 /*
  * This CPU's local timer interrupts, and the count of performance

@@ -351,8 +351,8 @@ void knc_pmi_rearm(struct knc_cpu_hw *cpuc)
 	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
 
 	if (status & stale) {
-		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status & stale);
 		knc_pmi_expect_late(cpuc);
+		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status & stale);
 		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
 	}
 	if (status)

@@ -144,8 +144,9 @@ static void knc_give_back_local(void *unused)
 	knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
 	status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
 	if (status) {
-		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
+		/* the credit first: a PMI may land right after the clear */
 		knc_pmi_expect_late(cpuc);
+		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
 	}
 	if (cpuc->spflt_enables || cpuc->spflt_dirty)
 		knc_hw_write(KNC_MSR_SPFLT_CONTROL, 0);
@@ -161,7 +162,7 @@ static void knc_give_back_local(void *unused)
  * support builds no other driver for them (upstream knc.c is part of the
  * Intel support), so there is nobody to arbitrate with.
  */
-static bool knc_arbitrated(void)
+bool knc_arbitrated(void)
 {
 	return boot_cpu_data.x86_vendor == X86_VENDOR_INTEL;
 }
@@ -248,6 +249,7 @@ void knc_counters_put(void)
 	if (!--knc_counters_users) {
 		on_each_cpu_cond(knc_thread_taken, knc_give_back_local, NULL, true);
 		knc_release_hw();
+		knc_spflt_forget_tasks();
 	}
 	mutex_unlock(&knc_counters_lock);
 }
@@ -581,15 +583,17 @@ int knc_pmu_event_init(struct perf_event *event)
 
 	/*
 	 * Thread count mode shows the other threads of the core, so it needs
-	 * what the x86 driver asks for AnyThread.  perf_allow_cpu() is not
-	 * callable from a module; perfmon_capable() is its strict case.  An
-	 * inherited child is created in the forking task, which may have
-	 * dropped the privilege since: its parent passed the check.
+	 * what the x86 driver asks for AnyThread, a CPU-wide event's
+	 * privilege (knc_allow_cpu()).  An inherited child is created in the
+	 * forking task, which may have dropped the privilege since: its
+	 * parent passed the check.
 	 */
-	if ((config & KNC_EVTSEL_ANY_THREAD) && !event->parent &&
-	    !perfmon_capable()) {
-		pr_debug("thread count mode (any=1) needs CAP_PERFMON\n");
-		return -EACCES;
+	if ((config & KNC_EVTSEL_ANY_THREAD) && !event->parent) {
+		err = knc_allow_cpu();
+		if (err) {
+			pr_debug("thread count mode (any=1) needs the privilege of a CPU-wide event\n");
+			return err;
+		}
 	}
 
 	err = knc_validate_group(event, config);
@@ -604,6 +608,12 @@ int knc_pmu_event_init(struct perf_event *event)
 	err = knc_counters_get();
 	if (err)
 		return err;
+	/* after the get: the last put forgets every task's preference */
+	err = knc_spflt_track_task(event);
+	if (err) {
+		knc_counters_put();
+		return err;
+	}
 	event->destroy = knc_event_destroy;
 
 	if (!attr->exclude_user)
@@ -678,16 +688,18 @@ int knc_cpu_online(unsigned int cpu)
  * GLOBAL_CTRL is stopped after offline is set, so a PMI cannot undo it
  * (knc_counting_allowed()), and stays stopped whatever perf or the
  * unthrottle timer start from here on; EvtSel and the status are
- * cleared, so the thread leaves with nothing that could count or interrupt, and comes
- * back clean even if knc-perf has let the counters go, or been unloaded,
- * by then.  A PMI raised just before the status clear is still knc's
- * when it lands (knc_pmi_expect_late()), and owned drops before LVTPC is
- * restored, as in knc_give_back_local().  The unthrottle timer is
+ * cleared, so the thread leaves with nothing that could count or
+ * interrupt, and comes back clean even if knc-perf has let the counters
+ * go, or been unloaded, by then.  A status bit left means a PMI may be
+ * on its way: the credit for it (knc_pmi_expect_late()) is armed before
+ * the clear, so the PMI is knc's wherever it lands, and owned drops
+ * before LVTPC is restored, as in knc_give_back_local().  The unthrottle timer is
  * cancelled last: once the thread is stopped, no PMI can arm it again.
  */
 int knc_cpu_offline(unsigned int cpu)
 {
 	struct knc_cpu_hw *cpuc = knc_cpu_hw(cpu);
+	u64 status;
 	int idx;
 
 	mutex_lock(&knc_counters_lock);
@@ -697,8 +709,12 @@ int knc_cpu_offline(unsigned int cpu)
 		knc_hw_write(KNC_MSR_GLOBAL_CTRL, 0);
 		for (idx = 0; idx < KNC_NUM_COUNTERS; idx++)
 			knc_hw_write(KNC_MSR_EVTSEL(idx), 0);
-		knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, KNC_COUNTER_MASK);
-		knc_pmi_expect_late(cpuc);
+		status = knc_hw_read(KNC_MSR_GLOBAL_STATUS);
+		if (status) {
+			/* the credit before the clear it covers */
+			knc_pmi_expect_late(cpuc);
+			knc_hw_write(KNC_MSR_GLOBAL_OVF_CTRL, status);
+		}
 		WRITE_ONCE(cpuc->owned, false);
 		barrier();
 		knc_hw_lvtpc_write(cpuc->saved_lvtpc);
@@ -880,7 +896,7 @@ static const struct x86_cpu_id knc_cpu_ids[] = {
 MODULE_DEVICE_TABLE(x86cpu, knc_cpu_ids);
 
 MODULE_DESCRIPTION("perf driver for the Intel Xeon Phi (Knights Corner) core PMU: PMU \"knc\" in /sys/bus/event_source/devices");
-MODULE_INFO(kernels, "6.1, 6.12 and 7.x; before 6.2 CPU-wide events only");
+MODULE_INFO(kernels, "built and tested on 6.1, 6.12 and 7.3; before 6.2 CPU-wide events only");
 MODULE_VERSION("0.9.0");	/* dkms.conf's PACKAGE_VERSION */
 MODULE_LICENSE("GPL");
 #endif

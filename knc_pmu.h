@@ -89,15 +89,6 @@
 #define KNC_EVENT_FLAG_SPFLT		BIT(0)	/* gated by USER_PREF */
 #define KNC_EVENT_FLAG_PREF_HELD	BIT(1)	/* counted in pref_holders */
 
-/*
- * What the perf core keeps for knc per task (pmu->task_ctx_cache): the
- * task's SPFLT user preference while it is off the CPU.  Zeroed at
- * allocation, which is the spec's reset value.
- */
-struct knc_task_data {
-	bool			user_pref;
-};
-
 /* The perf core's mark for a throttled event (its MAX_INTERRUPTS). */
 #define KNC_THROTTLED			(~0ULL)
 
@@ -153,7 +144,8 @@ struct knc_cpu_hw {
 
 	u32			spflt_enables;	/* counters of spflt events */
 	u32			pref_holders;	/* task events with a saved pref */
-	struct knc_task_data	*pref_td;	/* whose pref, while holders */
+	/* whose pref, while holders: a key (knc_pref_find()), never followed */
+	const struct task_struct *pref_task;
 	bool			spflt_pref;	/* USER_PREF, if spflt_pref_known */
 	bool			spflt_pref_known;
 	bool			spflt_dirty;	/* SPFLT_CONTROL needs a write */
@@ -242,6 +234,7 @@ void knc_pmu_disable(struct pmu *pmu);
 void knc_event_update(struct perf_event *event);
 void knc_set_period(struct perf_event *event);
 bool knc_counting_allowed(struct knc_cpu_hw *cpuc);
+bool knc_arbitrated(void);
 int knc_counters_get(void);
 void knc_counters_put(void);
 int knc_cpu_online(unsigned int cpu);
@@ -264,6 +257,8 @@ void knc_pmi_expect_late(struct knc_cpu_hw *cpuc);
 /* knc_ring3.c */
 extern const struct attribute_group knc_rdpmc_group;
 int knc_ring3_event_init(struct perf_event *event, u64 config);
+int knc_spflt_track_task(struct perf_event *event);
+void knc_spflt_forget_tasks(void);
 void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event);
 void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event);
 void knc_spflt_sync(struct knc_cpu_hw *cpuc);

@@ -6,8 +6,8 @@
  * counters with RDPMC, after perf has programmed them.
  *
  * USER_PREF belongs to the hardware thread, but a preference is a task's:
- * it is kept in the per-task data the perf core allocates for knc and
- * moves with the task's knc events.  RDPMC is offered through the perf
+ * knc keeps it per task while the task is off the CPU, and puts it back
+ * when the task's knc events return.  RDPMC is offered through the perf
  * mmap page the way the x86 core PMU offers it.  See
  * Documentation/knc-pmu.rst, "Self-monitoring from ring 3".
  */
@@ -16,14 +16,17 @@
 #include <linux/atomic.h>
 #include <linux/device.h>
 #include <linux/gfp.h>
+#include <linux/hashtable.h>
 #include <linux/kstrtox.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mm_types.h>
+#include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/string.h>
@@ -34,14 +37,176 @@
 #include "knc_pmu.h"
 
 /*
- * USER_PREF as the task left it, or NULL when the event's task has no
- * knc data (no spflt event ever asked for it): such tasks cost nothing.
+ * A task's SPFLT preference while it is off the CPU.  knc keeps it
+ * itself, one record per task, and not in the per-task data the perf
+ * core can allocate for a PMU (pmu->task_ctx_cache): from 6.15 the core
+ * frees that data when the last event whose target is the task goes
+ * (detach_task_ctx_data(), kernel/events/core.c), and after a swap of
+ * cloned contexts those events count for another task, so the data could
+ * go while the task still runs with events that stand for its
+ * preference.
+ *
+ * A record lives as long as its task can run knc events: it holds a
+ * reference on the task, whose address is the key, so no other task can
+ * take the key while the record exists.  It goes once the task is past
+ * perf_event_exit_task(), which removes every event of its context and
+ * runs before exit_notify() sets exit_state (do_exit(), kernel/exit.c),
+ * or when knc has no event left.  Records are freed after an RCU grace
+ * period; readers run with interrupts off and look the record up each
+ * time they need it, so no pointer to one outlives the section that
+ * found it.  Only what is needed is here: tasks with a per-task spflt
+ * event, and those cost a lookup at add() and on a context swap.
  */
-static struct knc_task_data *knc_task_data(struct perf_event *event)
+struct knc_task_pref {
+	struct hlist_node	node;
+	struct task_struct	*task;		/* referenced; the key */
+	bool			user_pref;	/* USER_PREF as the task left it */
+	struct rcu_head		rcu;
+};
+
+#define KNC_PREF_HASH_BITS	8
+static DEFINE_HASHTABLE(knc_prefs, KNC_PREF_HASH_BITS);
+static DEFINE_MUTEX(knc_prefs_lock);		/* writers of knc_prefs */
+static unsigned int knc_prefs_nr;		/* under knc_prefs_lock */
+#define KNC_PREFS_PRUNE_MIN	64
+static unsigned int knc_prefs_prune_at = KNC_PREFS_PRUNE_MIN;
+
+static struct knc_task_pref *knc_pref_find(const struct task_struct *task)
 {
-	if (!(event->attach_state & PERF_ATTACH_TASK))
+	struct knc_task_pref *rec;
+
+	hash_for_each_possible_rcu(knc_prefs, rec, node, (unsigned long)task)
+		if (rec->task == task)
+			return rec;
+	return NULL;
+}
+
+/*
+ * The task whose context @event is in now, if knc keeps a preference for
+ * it; NULL otherwise.  The core's swap of cloned contexts rewrites
+ * ctx->task inside a pmu_disable() bracket (perf_event_context_sched_out(),
+ * 6.2 and later), so the holder's task is read each time, never cached
+ * from the event's target.  TASK_TOMBSTONE marks a context whose task has
+ * exited.
+ */
+static struct task_struct *knc_pref_task(struct perf_event *event)
+{
+	struct task_struct *task;
+	bool found;
+
+	if (!(event->attach_state & PERF_ATTACH_TASK) || !event->ctx)
 		return NULL;
-	return knc_event_task_data(event);
+	task = READ_ONCE(event->ctx->task);
+	if (IS_ERR_OR_NULL(task))
+		return NULL;
+	rcu_read_lock();
+	found = knc_pref_find(task);
+	rcu_read_unlock();
+	return found ? task : NULL;
+}
+
+/* @task's saved preference; false (the reset value) without a record */
+static bool knc_pref_load(const struct task_struct *task)
+{
+	struct knc_task_pref *rec;
+	bool pref = false;
+
+	rcu_read_lock();
+	rec = task ? knc_pref_find(task) : NULL;
+	if (rec)
+		pref = READ_ONCE(rec->user_pref);
+	rcu_read_unlock();
+	return pref;
+}
+
+/* Save @pref for @task, if it still has a record. */
+static void knc_pref_save(const struct task_struct *task, bool pref)
+{
+	struct knc_task_pref *rec;
+
+	rcu_read_lock();
+	rec = task ? knc_pref_find(task) : NULL;
+	if (rec)
+		WRITE_ONCE(rec->user_pref, pref);
+	rcu_read_unlock();
+}
+
+static void knc_pref_free_rcu(struct rcu_head *head)
+{
+	struct knc_task_pref *rec = container_of(head, struct knc_task_pref, rcu);
+
+	/* after the grace period: no reader can match the key any more */
+	put_task_struct(rec->task);
+	kfree(rec);
+}
+
+static void knc_pref_remove(struct knc_task_pref *rec)
+{
+	lockdep_assert_held(&knc_prefs_lock);
+	hash_del_rcu(&rec->node);
+	knc_prefs_nr--;
+	call_rcu(&rec->rcu, knc_pref_free_rcu);
+}
+
+/*
+ * Drop the records of tasks that have exited (all of them with @all),
+ * then prune again only once the table has doubled: linear in the
+ * records over any run.
+ */
+static void knc_prefs_prune(bool all)
+{
+	struct knc_task_pref *rec;
+	struct hlist_node *tmp;
+	int bkt;
+
+	lockdep_assert_held(&knc_prefs_lock);
+	hash_for_each_safe(knc_prefs, bkt, tmp, rec, node)
+		if (all || READ_ONCE(rec->task->exit_state))
+			knc_pref_remove(rec);
+	knc_prefs_prune_at = max(2 * knc_prefs_nr, KNC_PREFS_PRUNE_MIN);
+}
+
+/*
+ * A per-task spflt event: make sure its target has a record, starting
+ * from the reset value (an inherited child starts there too).  Called
+ * from event_init, in process context, once knc holds the counters.
+ */
+int knc_spflt_track_task(struct perf_event *event)
+{
+	struct task_struct *task = event->hw.target;
+	struct knc_task_pref *rec;
+
+	if (!(event->hw.flags & KNC_EVENT_FLAG_SPFLT) ||
+	    !(event->attach_state & PERF_ATTACH_TASK) || !task)
+		return 0;
+	rec = kzalloc_obj(*rec, GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	mutex_lock(&knc_prefs_lock);
+	if (knc_prefs_nr >= knc_prefs_prune_at)
+		knc_prefs_prune(false);
+	if (knc_pref_find(task)) {
+		mutex_unlock(&knc_prefs_lock);
+		kfree(rec);
+		return 0;
+	}
+	get_task_struct(task);
+	rec->task = task;
+	hash_add_rcu(knc_prefs, &rec->node, (unsigned long)task);
+	knc_prefs_nr++;
+	mutex_unlock(&knc_prefs_lock);
+	return 0;
+}
+
+/*
+ * knc's last event is gone: no counter holds a preference, and a task's
+ * next knc event starts from the reset value again.
+ */
+void knc_spflt_forget_tasks(void)
+{
+	mutex_lock(&knc_prefs_lock);
+	knc_prefs_prune(true);
+	mutex_unlock(&knc_prefs_lock);
 }
 
 static void knc_spflt_fetch_pref(struct knc_cpu_hw *cpuc)
@@ -76,7 +241,7 @@ void knc_spflt_reset(struct knc_cpu_hw *cpuc)
 {
 	cpuc->spflt_enables = 0;
 	cpuc->pref_holders = 0;
-	cpuc->pref_td = NULL;
+	cpuc->pref_task = NULL;
 	cpuc->spflt_pref = false;
 	cpuc->spflt_pref_known = false;
 	cpuc->spflt_dirty = false;
@@ -87,23 +252,23 @@ void knc_spflt_reset(struct knc_cpu_hw *cpuc)
  * events to arrive brings the task's preference back.  Later ones leave
  * the live value alone: the task may have run SPFLT since the first.
  *
- * The core gives a task its knc data when the task's first spflt event
- * opens, and that can be while its other knc events sit on counters.
- * So each event records whether it was counted
- * as a holder, and del() goes by that record, not by whether the task has
- * data now: the count cannot drift, and a task's preference is saved and
- * restored exactly when its first holder arrives and its last one goes.
+ * A task gets its record when its first spflt event opens, and that can
+ * be while its other knc events sit on counters.  So each event records
+ * whether it was counted as a holder, and del() goes by that record, not
+ * by whether the task has one now: the count cannot drift, and a task's
+ * preference is saved and restored exactly when its first holder arrives
+ * and its last one goes.
  */
 void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
-	struct knc_task_data *td = knc_task_data(event);
+	struct task_struct *task = knc_pref_task(event);
 
-	if (td) {
+	if (task) {
 		hwc->flags |= KNC_EVENT_FLAG_PREF_HELD;
 		if (!cpuc->pref_holders++) {
-			cpuc->pref_td = td;
-			cpuc->spflt_pref = td->user_pref;
+			cpuc->pref_task = task;
+			cpuc->spflt_pref = knc_pref_load(task);
 			cpuc->spflt_pref_known = true;
 			cpuc->spflt_dirty = true;
 		}
@@ -129,9 +294,8 @@ void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event)
 		hwc->flags &= ~KNC_EVENT_FLAG_PREF_HELD;
 		if (!WARN_ON_ONCE(!cpuc->pref_holders) && !--cpuc->pref_holders) {
 			knc_spflt_fetch_pref(cpuc);
-			if (cpuc->pref_td)
-				cpuc->pref_td->user_pref = cpuc->spflt_pref;
-			cpuc->pref_td = NULL;
+			knc_pref_save(cpuc->pref_task, cpuc->spflt_pref);
+			cpuc->pref_task = NULL;
 			cpuc->spflt_pref = false;
 			cpuc->spflt_dirty = true;
 		}
@@ -149,16 +313,15 @@ void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event)
  * (inherited events, same parent) by swapping the contexts, without
  * del() or add(): the events stay on the counters and count for the next
  * task from then on (perf_event_context_sched_out()).  The preference
- * must follow the tasks, not the events.  The swap happens inside a
- * pmu_disable() bracket and moves the task data with the context before
- * the bracket ends (knc_event_task_data()), so pmu_enable() finds the
- * holders' data changed: save the live preference for the task that
- * left, and load the arriving task's.  Nothing to do, and no register
- * access, while no task event of this CPU has knc data.
+ * must follow the tasks, not the events.  The swap rewrites ctx->task
+ * inside a pmu_disable() bracket, so pmu_enable() finds the holders'
+ * task changed: save the live preference for the task that left, and
+ * load the arriving task's.  Nothing to do, and no register access,
+ * while no task event of this CPU holds a preference.
  */
 void knc_spflt_follow_task(struct knc_cpu_hw *cpuc)
 {
-	struct knc_task_data *td = NULL;
+	struct task_struct *task = NULL;
 	int idx;
 
 	if (!cpuc->pref_holders)
@@ -167,17 +330,16 @@ void knc_spflt_follow_task(struct knc_cpu_hw *cpuc)
 		struct perf_event *event = cpuc->events[idx];
 
 		if (event && (event->hw.flags & KNC_EVENT_FLAG_PREF_HELD)) {
-			td = knc_task_data(event);
+			task = knc_pref_task(event);
 			break;
 		}
 	}
-	if (td == cpuc->pref_td)
+	if (task == cpuc->pref_task)
 		return;
 	knc_spflt_fetch_pref(cpuc);
-	if (cpuc->pref_td)
-		cpuc->pref_td->user_pref = cpuc->spflt_pref;
-	cpuc->pref_td = td;
-	cpuc->spflt_pref = td && td->user_pref;
+	knc_pref_save(cpuc->pref_task, cpuc->spflt_pref);
+	cpuc->pref_task = task;
+	cpuc->spflt_pref = knc_pref_load(task);
 	cpuc->spflt_dirty = true;
 }
 
@@ -186,8 +348,11 @@ void knc_spflt_follow_task(struct knc_cpu_hw *cpuc)
  * meaning for 0 and 1; 2 ("always") needs the x86 core's switch_mm key,
  * which a module cannot set.  x86's own knob, where the kernel has an x86
  * core PMU, still rules CR4.PCE (Documentation/knc-pmu.rst).
+ *
+ * Its default is set at load (knc_ring3_init()): on only where x86's
+ * core PMU fills the mmap page's pmc_width with KNC's 40 bits.
  */
-static unsigned int knc_rdpmc = 1;
+static unsigned int knc_rdpmc;
 
 static ssize_t rdpmc_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
@@ -465,8 +630,6 @@ int knc_ring3_event_init(struct perf_event *event, u64 config)
 			return -EINVAL;
 		}
 		hwc->flags |= KNC_EVENT_FLAG_SPFLT;
-		if (event->attach_state & PERF_ATTACH_TASK)
-			event->attach_state |= PERF_ATTACH_TASK_DATA;
 	}
 	if (READ_ONCE(knc_rdpmc) && knc_event_self_bound(event))
 		hwc->flags |= PERF_EVENT_FLAG_USER_READ_CNT;
@@ -474,36 +637,33 @@ int knc_ring3_event_init(struct perf_event *event, u64 config)
 }
 
 /*
- * Per-task data, for per-task events only: none where knc registers
- * without a task context (KNC_TASK_CTX_NR).
+ * An RDPMC reader sign-extends the counter by the page's pmc_width
+ * (include/uapi/linux/perf_event.h; perf_mmap__read_self() in
+ * tools/lib/perf/mmap.c).  x86 writes that field itself, from its core
+ * PMU (x86_pmu.cntval_bits in arch_perf_update_userpage(),
+ * arch/x86/events/core.c): 40 where that PMU is upstream knc.c, which
+ * needs the kernel's Intel support, and 0 where the kernel has none.
+ * With 0 such a reader comes out 2^40 too high, so RDPMC is offered by
+ * default only in the first case.
  */
 int knc_ring3_init(void)
 {
 	knc_cpu_wq = alloc_workqueue("%s_cpu", WQ_HIGHPRI | KNC_WQ_PERCPU, 0, KBUILD_MODNAME);
 	if (!knc_cpu_wq)
 		return -ENOMEM;
-	if (knc_pmu.task_ctx_nr == perf_invalid_context)
-		return 0;
-	/* a name of this module's own: the KUnit module holds a copy */
-	knc_pmu.task_ctx_cache = kmem_cache_create(KBUILD_MODNAME "_task_data",
-						   sizeof(struct knc_task_data),
-						   0, 0, NULL);
-	if (knc_pmu.task_ctx_cache)
-		return 0;
-	destroy_workqueue(knc_cpu_wq);
-	knc_cpu_wq = NULL;
-	return -ENOMEM;
+	knc_rdpmc = knc_arbitrated();
+	if (!knc_rdpmc)
+		pr_info("RDPMC off: without the x86 core PMU the mmap page's pmc_width is 0; readers that use 40 bits may write 1 to /sys/bus/event_source/devices/knc/rdpmc\n");
+	return 0;
 }
 
 /*
- * The core frees a task's knc data from an RCU callback after its last
- * event is gone; let those finish before the cache goes.
+ * Every event is gone, so knc_spflt_forget_tasks() has queued the last
+ * records' frees: let those finish before the module's code goes.
  */
 void knc_ring3_exit(void)
 {
 	rcu_barrier();
-	kmem_cache_destroy(knc_pmu.task_ctx_cache);
-	knc_pmu.task_ctx_cache = NULL;
 	/* the jobs still queued on CPUs that were held up run first */
 	if (knc_cpu_wq)
 		destroy_workqueue(knc_cpu_wq);

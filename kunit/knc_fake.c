@@ -374,6 +374,11 @@ void knc_hw_write(u32 msr, u64 val)
 	}
 	knc_fake_record(t, KNC_FAKE_WRMSR, msr, val);
 	knc_fake_wr(t, msr, val);
+	hook = t->after_write;
+	if (hook && msr == t->after_write_msr) {
+		t->after_write = NULL;	/* one shot */
+		hook(t);
+	}
 	knc_fake_after_access(t);
 }
 

@@ -61,6 +61,9 @@ struct knc_fake_thread {
 	 */
 	knc_fake_hook_fn before_write;
 	u32	before_write_msr;
+	/* called once, right after the driver's write of after_write_msr */
+	knc_fake_hook_fn after_write;
+	u32	after_write_msr;
 	/* called once, after access number hook_after since the log cleared */
 	knc_fake_hook_fn after_access;
 	unsigned int hook_after;

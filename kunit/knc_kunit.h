@@ -67,6 +67,34 @@ int knc_test_sched_in(struct perf_event *event);
 void knc_test_sched_out(struct perf_event *event);
 void knc_test_read(struct perf_event *event);
 
+/*
+ * A task as the perf core has it (knc_fake_task.c): a real task, the task
+ * context it started with, and the per-task data the core would keep for
+ * knc on this kernel line.  holds is the test task whose context this
+ * task holds now, itself until a swap.
+ */
+struct knc_test_task {
+	struct kunit			*test;
+	struct task_struct		*task;
+	struct perf_event_context	ctx;
+#ifdef KNC_HAVE_PMU_CONTEXT
+	struct perf_event_pmu_context	epc;
+	unsigned int			epc_events;
+#endif
+	struct knc_test_task		*holds;
+	struct list_head		quarantine;	/* freed data, poisoned */
+	bool				exited;
+};
+
+struct knc_test_task *knc_test_task_new(struct kunit *test);
+struct perf_event *knc_test_task_event(struct knc_test_task *target,
+				       struct knc_test_task *ctx_owner,
+				       u64 config);
+void knc_test_task_free_event(struct knc_test_task *target,
+			      struct perf_event *event);
+void knc_test_task_swap(struct knc_test_task *prev, struct knc_test_task *next);
+void knc_test_task_exit(struct knc_test_task *task);
+
 extern struct kunit_suite knc_harness_suite;
 extern struct kunit_suite knc_spec_suite;
 extern struct kunit_suite knc_fake_suite;

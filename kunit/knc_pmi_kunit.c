@@ -441,6 +441,57 @@ static void knc_pmi_in_flight_across_offline_is_claimed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, knc_cpu_online(knc_test_cpu), 0);
 }
 
+static void knc_release_nmi_hook(struct knc_fake_thread *t)
+{
+	knc_fake_nmi_release(t);
+}
+
+/*
+ * The PMI of an overflow just before CPU offline, delivered right after
+ * the offline's status clear and before anything else the callback does:
+ * the credit for it must already be armed, or x86 calls it unknown.
+ */
+static void knc_pmi_right_after_offline_clear_is_claimed(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+	unsigned long flags;
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	local_irq_save(flags);
+	t->nmi_hold = true;			/* the NMI is on its way */
+	knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, 1000);
+	local_irq_restore(flags);
+	KUNIT_ASSERT_TRUE(test, t->nmi_latched);
+	t->after_write = knc_release_nmi_hook;
+	t->after_write_msr = SPEC_MSR_GLOBAL_OVF_CTRL;
+	KUNIT_ASSERT_EQ(test, knc_cpu_offline(knc_test_cpu), 0);
+	KUNIT_EXPECT_PTR_EQ(test, t->after_write, NULL);	/* it ran */
+	KUNIT_EXPECT_EQ(test, t->nmis, 1);
+	KUNIT_EXPECT_EQ(test, t->unknown_nmis, 0);
+	KUNIT_EXPECT_EQ(test, t->last_nmi_ret, NMI_HANDLED);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, knc_cpu_online(knc_test_cpu), 0);
+}
+
+/*
+ * An offline with no overflow pending clears nothing and arms no credit:
+ * the next NMI that finds no status is someone else's.
+ */
+static void knc_offline_without_overflow_arms_no_credit(struct kunit *test)
+{
+	struct perf_event *e = knc_sampling_event(test, EV_INST, 1000, 0);
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
+	knc_fake_clear_log(t);
+	KUNIT_ASSERT_EQ(test, knc_cpu_offline(knc_test_cpu), 0);
+	KUNIT_EXPECT_EQ(test, knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_GLOBAL_OVF_CTRL), 0);
+	KUNIT_EXPECT_EQ(test, knc_foreign_nmi(t), NMI_DONE);
+	knc_test_sched_out(e);
+	KUNIT_EXPECT_EQ(test, knc_cpu_online(knc_test_cpu), 0);
+}
+
 /*
  * The credit of a status clear lasts KNC_LATE_PMI_WINDOW_NS (100 ms): an
  * NMI that finds no status later than that is not a PMI knc raised.
@@ -734,6 +785,8 @@ static struct kunit_case knc_pmi_cases[] = {
 	KUNIT_CASE(knc_pmi_after_last_del_is_claimed),
 	KUNIT_CASE(knc_pmi_during_offline_cannot_restart),
 	KUNIT_CASE(knc_pmi_in_flight_across_offline_is_claimed),
+	KUNIT_CASE(knc_pmi_right_after_offline_clear_is_claimed),
+	KUNIT_CASE(knc_offline_without_overflow_arms_no_credit),
 	KUNIT_CASE(knc_pmi_late_credit_expires),
 	KUNIT_CASE(knc_take_with_events_clears_last_owner),
 	KUNIT_CASE(knc_pmi_inside_perf_bracket),

@@ -44,92 +44,33 @@ static unsigned int knc_spflt_accesses(struct knc_fake_thread *t)
 	       knc_fake_count(t, KNC_FAKE_WRMSR, SPEC_MSR_SPFLT_CONTROL);
 }
 
-/*
- * A hand-built task with knc data, kept where this kernel's perf core
- * keeps it (knc_event_task_data() in knc_compat.h): from 6.15 in the task
- * its context belongs to, before in the (task, PMU) context.  Only the
- * fields knc reads are filled in.
- */
-struct knc_test_task {
-	struct knc_task_data		data;
-#ifdef KNC_HAVE_PERF_CTX_DATA
-	struct perf_event_context	ctx;
-	struct task_struct		*task;
-	struct perf_ctx_data		cd;
-#elif defined(KNC_HAVE_PMU_CONTEXT)
-	struct perf_event_pmu_context	tctx;
-#else
-	struct perf_event_context	tctx;
-#endif
-};
-
-/* Give @task its knc data, or take it away, as the core's attach does. */
-static void knc_test_task_set_data(struct knc_test_task *task, bool present)
+/* A per-task event of @task's, in its own context. */
+static struct perf_event *knc_task_event(struct knc_test_task *task, u64 config)
 {
-#ifdef KNC_HAVE_PERF_CTX_DATA
-	task->cd.ctx_cache = knc_pmu.task_ctx_cache;
-	task->cd.data = &task->data;
-	if (present)
-		rcu_assign_pointer(task->task->perf_ctx_data, &task->cd);
-	else
-		RCU_INIT_POINTER(task->task->perf_ctx_data, NULL);
-#else
-	task->tctx.task_ctx_data = present ? &task->data : NULL;
-#endif
+	return knc_test_task_event(task, task, config);
 }
 
-/* Put @e in @task's context, with the task's data present. */
-static void knc_test_task_bind(struct kunit *test, struct knc_test_task *task,
-			       struct perf_event *e)
-{
-#ifdef KNC_HAVE_PERF_CTX_DATA
-	if (!task->task) {
-		task->task = kunit_kzalloc(test, sizeof(*task->task), GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, task->task);
-		task->ctx.task = task->task;
-	}
-	e->ctx = &task->ctx;
-#elif defined(KNC_HAVE_PMU_CONTEXT)
-	e->pmu_ctx = &task->tctx;
-#else
-	task->tctx.pmu = &knc_pmu;
-	e->ctx = &task->tctx;
-#endif
-	knc_test_task_set_data(task, true);
-}
-
-/*
- * What the core's swap of two cloned contexts does to knc's view of them
- * (perf_event_context_sched_out()): each context now belongs to the
- * other task, and from 6.15 the context's task changes, before the swap
- * moved the data with the context.  Inside a pmu_disable() bracket, as
- * in the core.
- */
-static void knc_test_task_swap(struct knc_test_task *prev,
-			       struct knc_test_task *next)
+/* The core removes one event from the running task's context. */
+static void knc_test_remove_running(struct perf_event *e)
 {
 	unsigned long flags;
 
 	local_irq_save(flags);
 	knc_pmu_disable(&knc_pmu);
-#ifdef KNC_HAVE_PERF_CTX_DATA
-	swap(prev->ctx.task, next->ctx.task);
-#else
-	swap(prev->tctx.task_ctx_data, next->tctx.task_ctx_data);
-#endif
+	knc_pmu_del(e, 0);
 	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
 }
 
-static struct perf_event *knc_task_event(struct kunit *test,
-					 struct knc_test_task *task, u64 config)
+/* A bracket of the core's that changes nothing on this PMU. */
+static void knc_test_bracket(void)
 {
-	struct perf_event *e = knc_test_event(test, knc_pmu.type, config);
+	unsigned long flags;
 
-	e->attach_state = PERF_ATTACH_TASK;
-	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
-	knc_test_task_bind(test, task, e);
-	return e;
+	local_irq_save(flags);
+	knc_pmu_disable(&knc_pmu);
+	knc_pmu_enable(&knc_pmu);
+	local_irq_restore(flags);
 }
 
 /* An event the calling task opened on itself, as perf_event_open(0, -1). */
@@ -211,7 +152,6 @@ static void knc_spflt_untouched_without_spflt(struct kunit *test)
 	struct perf_event *e = knc_test_counting_event(test, EV_INST);
 	struct knc_fake_thread *t = knc_test_fake();
 
-	KUNIT_EXPECT_FALSE(test, e->attach_state & PERF_ATTACH_TASK_DATA);
 	knc_fake_clear_log(t);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	knc_test_read(e);
@@ -246,14 +186,17 @@ static void knc_spflt_with_any_refused(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, e->attach_state & PERF_ATTACH_TASK_DATA);
 }
 
-static void knc_spflt_task_asks_for_task_data(struct kunit *test)
+/*
+ * knc asks the core for no per-task data: from 6.15 the core frees it
+ * when the task's last event goes, whatever still counts for the task
+ * after a swap (knc_spflt_inherit_swap_then_exit).
+ */
+static void knc_spflt_asks_core_for_no_task_data(struct kunit *test)
 {
-	struct perf_event *e = knc_test_event(test, knc_pmu.type, EV_INST_SPFLT);
+	struct knc_test_task *task = knc_test_task_new(test);
+	struct perf_event *e = knc_task_event(task, EV_INST_SPFLT);
 
-	e->attach_state = PERF_ATTACH_TASK;
-	KUNIT_ASSERT_EQ(test, knc_test_event_init(test, e), 0);
-	KUNIT_EXPECT_TRUE(test, e->attach_state & PERF_ATTACH_TASK_DATA);
-	KUNIT_EXPECT_NOT_NULL(test, knc_pmu.task_ctx_cache);
+	KUNIT_EXPECT_FALSE(test, e->attach_state & PERF_ATTACH_TASK_DATA);
 }
 
 /*
@@ -263,8 +206,8 @@ static void knc_spflt_task_asks_for_task_data(struct kunit *test)
  */
 static void knc_spflt_pref_follows_task(struct kunit *test)
 {
-	struct knc_test_task task = {};
-	struct perf_event *e = knc_task_event(test, &task, EV_INST_SPFLT);
+	struct knc_test_task *task = knc_test_task_new(test);
+	struct perf_event *e = knc_task_event(task, EV_INST_SPFLT);
 	struct knc_fake_thread *t = knc_test_fake();
 	unsigned int out, in;
 
@@ -275,7 +218,6 @@ static void knc_spflt_pref_follows_task(struct kunit *test)
 	knc_fake_clear_log(t);
 	knc_test_sched_out(e);
 	out = knc_spflt_accesses(t);
-	KUNIT_EXPECT_TRUE(test, task.data.user_pref);
 	KUNIT_EXPECT_EQ(test, t->spflt, 0);		/* nothing leaks */
 
 	knc_fake_clear_log(t);
@@ -301,10 +243,10 @@ static void knc_spflt_pref_follows_task(struct kunit *test)
  */
 static void knc_spflt_rotation_keeps_live_pref(struct kunit *test)
 {
-	struct knc_test_task task = {};
-	struct perf_event *a = knc_task_event(test, &task, EV_INST_SPFLT);
-	struct perf_event *b = knc_task_event(test, &task, EV_CYCLES);
-	struct perf_event *c = knc_task_event(test, &task, EV_VPU_INST);
+	struct knc_test_task *task = knc_test_task_new(test);
+	struct perf_event *a = knc_task_event(task, EV_INST_SPFLT);
+	struct perf_event *b = knc_task_event(task, EV_CYCLES);
+	struct perf_event *c = knc_task_event(task, EV_VPU_INST);
 	struct knc_fake_thread *t = knc_test_fake();
 	unsigned long flags;
 
@@ -324,7 +266,6 @@ static void knc_spflt_rotation_keeps_live_pref(struct kunit *test)
 	 * The core's rotation: everything out, then in, in one bracket.  The
 	 * saved value (0) is stale; the live one (1) must survive.
 	 */
-	KUNIT_EXPECT_FALSE(test, task.data.user_pref);
 	local_irq_save(flags);
 	knc_pmu_disable(&knc_pmu);
 	knc_pmu_del(a, 0);
@@ -334,33 +275,36 @@ static void knc_spflt_rotation_keeps_live_pref(struct kunit *test)
 	knc_pmu_enable(&knc_pmu);
 	local_irq_restore(flags);
 	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
-	KUNIT_EXPECT_TRUE(test, task.data.user_pref);
 
+	/* and saved: out and back in brings the 1 */
 	knc_test_sched_out(a);
 	knc_test_sched_out(c);
 	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
+	knc_test_sched_out(a);
 }
 
 /*
- * A task's knc data arrives when its first spflt event opens, which can
- * be while its plain knc event sits on a counter.
- * The holders count must not drift, and each task's gated counter must
- * follow only its own preference across switches.
+ * A task's first spflt event can open while its plain knc event sits on
+ * a counter.  The holders count must not drift, and each task's gated
+ * counter must follow only its own preference across switches.
  */
-static void knc_spflt_task_data_arrives_late(struct kunit *test)
+static void knc_spflt_first_spflt_event_opens_late(struct kunit *test)
 {
-	struct knc_test_task t1 = {}, t2 = {};
-	struct perf_event *a = knc_task_event(test, &t1, EV_CYCLES);
-	struct perf_event *b = knc_task_event(test, &t1, EV_INST_SPFLT);
-	struct perf_event *c = knc_task_event(test, &t2, EV_INST_SPFLT);
+	struct knc_test_task *t1 = knc_test_task_new(test);
+	struct knc_test_task *t2 = knc_test_task_new(test);
+	struct perf_event *a = knc_task_event(t1, EV_CYCLES);
+	struct perf_event *b, *c;
 	struct knc_cpu_hw *cpuc = knc_cpu_hw(knc_test_cpu);
 	struct knc_fake_thread *t = knc_test_fake();
 
-	/* t1 runs with its plain event before it has knc data ... */
-	knc_test_task_set_data(&t1, false);
+	/* t1 runs with its plain event ... */
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
-	/* ... then opens b: the core attaches the data and reschedules */
-	knc_test_task_set_data(&t1, true);
+	KUNIT_EXPECT_EQ(test, cpuc->pref_holders, 0);
+	/* ... then opens b; the core reschedules the context */
+	b = knc_task_event(t1, EV_INST_SPFLT);
+	c = knc_task_event(t2, EV_INST_SPFLT);
 	knc_test_sched_out(a);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
@@ -372,7 +316,6 @@ static void knc_spflt_task_data_arrives_late(struct kunit *test)
 	knc_test_sched_out(a);
 	knc_test_sched_out(b);
 	KUNIT_EXPECT_EQ(test, cpuc->pref_holders, 0);
-	KUNIT_EXPECT_TRUE(test, t1.data.user_pref);
 	KUNIT_EXPECT_EQ(test, t->spflt, 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(c), 0);
 	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));
@@ -380,7 +323,6 @@ static void knc_spflt_task_data_arrives_late(struct kunit *test)
 
 	/* and back to t1, with its own preference */
 	knc_test_sched_out(c);
-	KUNIT_EXPECT_FALSE(test, t2.data.user_pref);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
 	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
@@ -400,18 +342,16 @@ static void knc_spflt_task_data_arrives_late(struct kunit *test)
  */
 static void knc_spflt_swap_moves_pref(struct kunit *test)
 {
-	struct knc_test_task prev = {}, next = {};
-	struct perf_event *e = knc_task_event(test, &prev, EV_INST_SPFLT);
-	struct perf_event *n = knc_task_event(test, &next, EV_INST_SPFLT);
+	struct knc_test_task *prev = knc_test_task_new(test);
+	struct knc_test_task *next = knc_test_task_new(test);
+	struct perf_event *e = knc_task_event(prev, EV_INST_SPFLT);
+	struct perf_event *n = knc_task_event(next, EV_INST_SPFLT);
 	struct knc_fake_thread *t = knc_test_fake();
-	unsigned long flags;
 
-	next.data.user_pref = false;
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
 	knc_test_spflt_insn(t, true);
 
-	knc_test_task_swap(&prev, &next);
-	KUNIT_EXPECT_TRUE(test, prev.data.user_pref);
+	knc_test_task_swap(prev, next);
 	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));	/* next's own value */
 	knc_test_inject(EV_INST, 5);
 	knc_test_read(e);
@@ -419,40 +359,175 @@ static void knc_spflt_swap_moves_pref(struct kunit *test)
 
 	/* a bracket with no swap touches no SPFLT_CONTROL */
 	knc_fake_clear_log(t);
-	local_irq_save(flags);
-	knc_pmu_disable(&knc_pmu);
-	knc_pmu_enable(&knc_pmu);
-	local_irq_restore(flags);
+	knc_test_bracket();
 	KUNIT_EXPECT_EQ(test, knc_spflt_accesses(t), 0);
 
 	/* and back: the first task finds its preference again */
-	knc_test_task_swap(&prev, &next);
+	knc_test_task_swap(next, prev);
 	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
-	KUNIT_EXPECT_FALSE(test, next.data.user_pref);
 	knc_test_sched_out(e);
-	KUNIT_EXPECT_TRUE(test, prev.data.user_pref);
 	KUNIT_EXPECT_EQ(test, t->spflt, 0);
 	KUNIT_EXPECT_EQ(test, n->hw.idx, -1);
 }
 
-#ifdef KNC_HAVE_PERF_CTX_DATA
 /*
- * From 6.15 a task has one perf_ctx_data for every PMU; knc reads it only
- * when it came from knc's own cache.
+ * perf stat's default, inherit, on a program with threads a and b that
+ * share a CPU: the core swaps their cloned contexts, so a's event counts
+ * for b; then a exits, and the core frees the events a's context holds,
+ * which are b's (perf_event_exit_task_context()).  From 6.15 that was b's
+ * per-task data's last reference.  b runs on past a grace period, through
+ * brackets and context switches: its preference must stay its own, and
+ * nothing may write into what the core freed.
  */
-static void knc_spflt_ignores_foreign_task_data(struct kunit *test)
+static void knc_spflt_inherit_swap_then_exit(struct kunit *test)
 {
-	struct knc_test_task task = {};
-	struct perf_event *e = knc_task_event(test, &task, EV_INST_SPFLT);
-	struct knc_cpu_hw *cpuc = knc_cpu_hw(knc_test_cpu);
+	struct knc_test_task *a = knc_test_task_new(test);
+	struct knc_test_task *b = knc_test_task_new(test);
+	struct perf_event *ea = knc_task_event(a, EV_INST_SPFLT);
+	struct perf_event *eb = knc_task_event(b, EV_INST_SPFLT);
+	struct knc_fake_thread *t = knc_test_fake();
 
-	task.cd.ctx_cache = NULL;	/* another PMU's object */
-	KUNIT_ASSERT_EQ(test, knc_test_sched_in(e), 0);
-	KUNIT_EXPECT_EQ(test, cpuc->pref_holders, 0);
-	knc_test_sched_out(e);
-	KUNIT_EXPECT_FALSE(test, task.data.user_pref);
+	/* a runs and sets its preference */
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(ea), 0);
+	knc_test_spflt_insn(t, true);
+	knc_test_inject(EV_INST, 2);
+
+	/* a -> b by a swap: ea now counts for b, whose preference is 0 */
+	knc_test_task_swap(a, b);
+	KUNIT_EXPECT_FALSE(test, knc_test_pref(t));
+	knc_test_inject(EV_INST, 100);		/* gated */
+	knc_test_spflt_insn(t, true);		/* b's own region */
+	knc_test_inject(EV_INST, 7);
+
+	/* a exits elsewhere: its context now holds eb, b's event */
+	knc_test_task_free_event(b, eb);
+	knc_test_task_exit(a);
+	synchronize_rcu();
+
+	/* b runs on: brackets, then a context switch away and back */
+	knc_test_bracket();
+	knc_test_inject(EV_INST, 3);
+	knc_test_sched_out(ea);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+	knc_test_bracket();
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(ea), 0);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));	/* b's, kept */
+	knc_test_inject(EV_INST, 4);
+	knc_test_sched_out(ea);
+	KUNIT_EXPECT_EQ(test, local64_read(&ea->count), 2 + 7 + 3 + 4);
 }
-#endif
+
+/*
+ * A task closes its spflt event and keeps counting with a plain knc
+ * event.  From 6.15 the closed event held the core's only reference to
+ * the task's data.  The task runs on past a grace period: its preference
+ * is still its own at the next switch, and nothing writes into what the
+ * core freed.
+ */
+static void knc_spflt_close_keeps_other_event(struct kunit *test)
+{
+	struct knc_test_task *task = knc_test_task_new(test);
+	struct perf_event *gated = knc_task_event(task, EV_INST_SPFLT);
+	struct perf_event *plain = knc_task_event(task, EV_CYCLES);
+	struct perf_event *again;
+	struct knc_fake_thread *t = knc_test_fake();
+
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(gated), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(plain), 0);
+	knc_test_spflt_insn(t, true);
+	knc_test_inject(EV_INST, 5);
+
+	/* close(): the core removes the event from the running context */
+	knc_test_remove_running(gated);
+	knc_test_task_free_event(task, gated);
+	KUNIT_EXPECT_EQ(test, local64_read(&gated->count), 5);
+	synchronize_rcu();
+
+	knc_test_bracket();
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));
+	knc_test_sched_out(plain);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(plain), 0);
+	KUNIT_EXPECT_TRUE(test, knc_test_pref(t));	/* still the task's */
+
+	/* a new spflt event counts in the region the task is in */
+	again = knc_task_event(task, EV_INST_SPFLT);
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(again), 0);
+	knc_test_inject(EV_INST, 6);
+	knc_test_sched_out(again);
+	knc_test_sched_out(plain);
+	KUNIT_EXPECT_EQ(test, local64_read(&again->count), 6);
+}
+
+/* The index of the thread whose context @task holds now. */
+static int knc_test_held(struct knc_test_task **th, int n,
+			 struct knc_test_task *task)
+{
+	int k;
+
+	for (k = 0; k < n - 1; k++)
+		if (th[k] == task->holds)
+			break;
+	return k;
+}
+
+/*
+ * Threads of one program with different preferences share a CPU; the
+ * core swaps their cloned contexts at each switch, and every other
+ * switch the thread that left exits, freeing the events its context
+ * holds, another thread's.  Each thread sets its preference once and
+ * must find it again at each turn; the counts, summed as perf does over
+ * the inherited events, are exactly the work done inside the regions.
+ */
+static void knc_spflt_threads_exit_in_turn(struct kunit *test)
+{
+	enum { N = 5 };
+	struct knc_test_task *th[N];
+	struct perf_event *ev[N];
+	struct knc_fake_thread *t = knc_test_fake();
+	bool set[N] = {};
+	u64 want = 0, got = 0;
+	int i, k, cur = 0, left = N, round;
+
+	for (i = 0; i < N; i++) {
+		th[i] = knc_test_task_new(test);
+		ev[i] = knc_task_event(th[i], EV_INST_SPFLT);
+	}
+	KUNIT_ASSERT_EQ(test, knc_test_sched_in(ev[0]), 0);
+	for (round = 0; ; round++) {
+		int next = cur;
+
+		if (set[cur])
+			KUNIT_EXPECT_EQ_MSG(test, knc_test_pref(t), cur & 1,
+					    "thread %d, round %d", cur, round);
+		else
+			knc_test_spflt_insn(t, cur & 1);
+		set[cur] = true;
+		knc_test_inject(EV_INST, 10 + round);
+		if (cur & 1)
+			want += 10 + round;
+		if (left == 1)
+			break;
+		do
+			next = (next + 1) % N;
+		while (th[next]->exited);
+		knc_test_task_swap(th[cur], th[next]);
+		if (round % 2) {
+			k = knc_test_held(th, N, th[cur]);
+			got += local64_read(&ev[k]->count);
+			knc_test_task_free_event(th[k], ev[k]);
+			knc_test_task_exit(th[cur]);
+			left--;
+			synchronize_rcu();
+		}
+		cur = next;
+	}
+	k = knc_test_held(th, N, th[cur]);
+	knc_test_sched_out(ev[k]);
+	got += local64_read(&ev[k]->count);
+	KUNIT_EXPECT_EQ(test, got, want);
+	KUNIT_EXPECT_EQ(test, t->spflt, 0);
+}
 
 /* Through the real perf core: a kernel counter on the test task. */
 static struct perf_event *knc_core_task_counter(struct kunit *test, u64 config,
@@ -560,6 +635,38 @@ static void knc_core_spflt_survives_rotation(struct kunit *test)
 	KUNIT_EXPECT_GT(test, off, 0);
 }
 
+static ssize_t knc_test_rdpmc_store(const char *val)
+{
+	struct device_attribute *attr =
+		container_of(knc_rdpmc_group.attrs[0], struct device_attribute, attr);
+
+	return attr->store(NULL, attr, val, strlen(val));
+}
+
+static ssize_t knc_test_rdpmc_show(char *buf)
+{
+	struct device_attribute *attr =
+		container_of(knc_rdpmc_group.attrs[0], struct device_attribute, attr);
+
+	return attr->show(NULL, attr, buf);
+}
+
+static void knc_rdpmc_restore(void *val)
+{
+	knc_test_rdpmc_store(val);
+}
+
+/* The knob at 1 for this test, at its load-time value after it. */
+static void knc_rdpmc_on_for_test(struct kunit *test)
+{
+	char *was = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);	/* sysfs_emit() */
+
+	KUNIT_ASSERT_NOT_NULL(test, was);
+	KUNIT_ASSERT_EQ(test, knc_test_rdpmc_show(was), 2);
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_rdpmc_restore, was), 0);
+	KUNIT_ASSERT_EQ(test, knc_test_rdpmc_store("1"), 1);
+}
+
 /*
  * The mmap page: RDPMC index, and an offset consistent with a 40-bit
  * RDPMC read sign-extended by the reader, across reads and a wrap.
@@ -572,10 +679,13 @@ static s64 knc_test_user_read(struct perf_event *e, s64 offset)
 
 static void knc_rdpmc_page_matches_read(struct kunit *test)
 {
-	struct perf_event *e = knc_self_event(test, EV_INST);
 	struct knc_fake_thread *t = knc_test_fake();
+	struct perf_event *e;
 	s64 offset;
 	u64 n = 0;
+
+	knc_rdpmc_on_for_test(test);
+	e = knc_self_event(test, EV_INST);
 
 	KUNIT_EXPECT_TRUE(test, e->hw.flags & PERF_EVENT_FLAG_USER_READ_CNT);
 	KUNIT_EXPECT_EQ(test, knc_event_idx(e), 0);
@@ -617,25 +727,20 @@ static void knc_rdpmc_page_matches_read(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->lvtpc, KNC_TEST_KERNEL_LVTPC);
 }
 
-static ssize_t knc_test_rdpmc_store(const char *val)
+/*
+ * By default RDPMC is offered only where x86's core PMU, upstream knc.c,
+ * writes KNC's 40 bits into the page's pmc_width: a kernel with Intel
+ * support.  Elsewhere pmc_width is 0 and a reader that sign-extends by it,
+ * as libperf does, would read 2^40 too much.
+ */
+static void knc_rdpmc_default_needs_x86_core_pmu(struct kunit *test)
 {
-	struct device_attribute *attr =
-		container_of(knc_rdpmc_group.attrs[0], struct device_attribute, attr);
+	char *buf = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	bool intel = boot_cpu_data.x86_vendor == X86_VENDOR_INTEL;
 
-	return attr->store(NULL, attr, val, strlen(val));
-}
-
-static ssize_t knc_test_rdpmc_show(char *buf)
-{
-	struct device_attribute *attr =
-		container_of(knc_rdpmc_group.attrs[0], struct device_attribute, attr);
-
-	return attr->show(NULL, attr, buf);
-}
-
-static void knc_rdpmc_restore(void *unused)
-{
-	knc_test_rdpmc_store("1");
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_show(buf), 2);
+	KUNIT_EXPECT_STREQ(test, buf, intel ? "1\n" : "0\n");
 }
 
 /* The knob: 0 and 1 as on x86; 2 and junk refused. */
@@ -645,7 +750,7 @@ static void knc_rdpmc_knob(struct kunit *test)
 	struct perf_event *e;
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
-	KUNIT_ASSERT_EQ(test, kunit_add_action(test, knc_rdpmc_restore, NULL), 0);
+	knc_rdpmc_on_for_test(test);
 	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_show(buf), 2);
 	KUNIT_EXPECT_STREQ(test, buf, "1\n");
 	KUNIT_EXPECT_EQ(test, knc_test_rdpmc_store("2"), -EOPNOTSUPP);
@@ -674,10 +779,12 @@ static struct mm_struct *knc_test_mm(struct kunit *test)
 /* Mapping counts in mm->context.perf_rdpmc_allowed, as x86 does. */
 static void knc_rdpmc_mapped_counts_in_mm(struct kunit *test)
 {
-	struct perf_event *e = knc_self_event(test, EV_INST);
-	struct perf_event *g = knc_test_counting_event(test, EV_INST);
-	struct perf_event *f;
+	struct perf_event *e, *f, *g;
 	struct mm_struct *mm;
+
+	knc_rdpmc_on_for_test(test);
+	e = knc_self_event(test, EV_INST);
+	g = knc_test_counting_event(test, EV_INST);
 
 	mm = knc_test_mm(test);
 	knc_test_rdpmc_store("0");
@@ -707,10 +814,13 @@ static void knc_rdpmc_mapped_counts_in_mm(struct kunit *test)
  */
 static void knc_rdpmc_only_self_bound(struct kunit *test)
 {
-	struct perf_event *self = knc_self_event(test, EV_INST);
-	struct perf_event *cpu_wide = knc_test_counting_event(test, EV_CYCLES);
-	struct perf_event *other = knc_test_event(test, knc_pmu.type, EV_INST);
-	struct perf_event *child = knc_test_event(test, knc_pmu.type, EV_INST);
+	struct perf_event *self, *cpu_wide, *other, *child;
+
+	knc_rdpmc_on_for_test(test);
+	self = knc_self_event(test, EV_INST);
+	cpu_wide = knc_test_counting_event(test, EV_CYCLES);
+	other = knc_test_event(test, knc_pmu.type, EV_INST);
+	child = knc_test_event(test, knc_pmu.type, EV_INST);
 
 	other->attach_state = PERF_ATTACH_TASK;
 	other->hw.target = &init_task;
@@ -746,18 +856,19 @@ static struct kunit_case knc_ring3_cases[] = {
 	KUNIT_CASE(knc_spflt_untouched_without_spflt),
 	KUNIT_CASE(knc_spflt_cpu_wide_keeps_live_pref),
 	KUNIT_CASE(knc_spflt_with_any_refused),
-	KUNIT_CASE(knc_spflt_task_asks_for_task_data),
+	KUNIT_CASE(knc_spflt_asks_core_for_no_task_data),
 	KUNIT_CASE(knc_spflt_pref_follows_task),
 	KUNIT_CASE(knc_spflt_rotation_keeps_live_pref),
 	KUNIT_CASE(knc_spflt_swap_moves_pref),
-#ifdef KNC_HAVE_PERF_CTX_DATA
-	KUNIT_CASE(knc_spflt_ignores_foreign_task_data),
-#endif
-	KUNIT_CASE(knc_spflt_task_data_arrives_late),
+	KUNIT_CASE(knc_spflt_first_spflt_event_opens_late),
+	KUNIT_CASE(knc_spflt_inherit_swap_then_exit),
+	KUNIT_CASE(knc_spflt_close_keeps_other_event),
+	KUNIT_CASE(knc_spflt_threads_exit_in_turn),
 	KUNIT_CASE(knc_core_spflt_pref_per_task),
 	KUNIT_CASE(knc_core_spflt_survives_rotation),
 	KUNIT_CASE(knc_rdpmc_page_matches_read),
 	KUNIT_CASE(knc_rdpmc_knob),
+	KUNIT_CASE(knc_rdpmc_default_needs_x86_core_pmu),
 	KUNIT_CASE(knc_rdpmc_mapped_counts_in_mm),
 	KUNIT_CASE(knc_rdpmc_only_self_bound),
 	{}

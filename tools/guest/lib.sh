@@ -444,3 +444,12 @@ uptime_s()
 {
 	cut -d' ' -f1 /proc/uptime
 }
+
+# knc_rdpmc_default: what knc's rdpmc knob reads after a load (knc_ring3.c,
+# knc_ring3_init()): 1 on a kernel with an x86 core PMU (/sys/devices/cpu:
+# Intel support, upstream's knc.c, whose mmap pages say pmc_width 40),
+# 0 without one (pmc_width 0, which libperf-style readers get wrong)
+knc_rdpmc_default()
+{
+	if [ -e /sys/devices/cpu ]; then echo 1; else echo 0; fi
+}

@@ -197,7 +197,14 @@ check_selfmon_region()
 {
 	say
 	say "# the application brackets its own code with spflt_on()/spflt_off()"
-	say "# (tools/include/knc_selfmon.h) and reads its own count:"
+	say "# (tools/include/knc_selfmon.h) and reads its own count.  RDPMC is off"
+	say "# by default on a kernel without Intel support: its mmap page shows"
+	say "# pmc_width 0, which readers that trust it get wrong.  The header reads"
+	say "# 40 bits whatever the page says, so root turns RDPMC on:"
+	dm_run cat /sys/bus/event_source/devices/knc/rdpmc
+	expect_eq "$(cat "$dm_out")" 0 "the knob's default here"
+	echo 1 >/sys/bus/event_source/devices/knc/rdpmc || fail "writing 1 to the rdpmc knob"
+	say "# echo 1 > /sys/bus/event_source/devices/knc/rdpmc"
 	dm_run perf stat -e knc/instructions_executed,spflt=1/u /instrumented 1000000
 	expect_eq "$(dm_stat_count knc/instructions_executed,spflt=1/u)" 2000003 "perf stat count"
 	grep -q '^own reading: 2000003, by RDPMC ' "$dm_out" ||
@@ -206,6 +213,7 @@ check_selfmon_region()
 	say " the program read its own count with RDPMC: the mmap page offers it"
 	say " for an event a task opened on itself; the counters are 40 bits wide,"
 	say " which the header knows, whatever pmc_width the page shows)"
+	echo 0 >/sys/bus/event_source/devices/knc/rdpmc
 }
 
 check_rmmod()

@@ -83,3 +83,25 @@ check_rdpmc_only_self_bound()
 			' offered=0 count=[1-9][0-9]* .*result=refused signal=SIGSEGV'
 	done
 }
+
+# What an RDPMC event costs to map and unmap: each changes the mm's
+# RDPMC permission, and knc then has every CPU that runs the mm switch
+# away from it in a kworker and waits (knc_event_mapped(), at most
+# 100 ms); without RDPMC both cost the mapping alone.  Neither is on a
+# read's or a context switch's path.  The numbers are shown; the bound
+# is knc's wait.
+check_rdpmc_map_cost()
+{
+	rr_was=$(cat $RR_KNOB)
+	echo 0 >$RR_KNOB
+	rr_off=$(/knc/rdpmc-mapcost 50 2>&1)
+	echo 1 >$RR_KNOB
+	rr_on=$(/knc/rdpmc-mapcost 50 2>&1)
+	echo "$rr_was" >$RR_KNOB
+	info "knob 0: $rr_off"
+	info "knob 1: $rr_on"
+	expect_true "RDPMC offered with the knob at 1" rr_has "$rr_on" 'cap_user_rdpmc=1 '
+	expect_true "none with the knob at 0" rr_has "$rr_off" 'cap_user_rdpmc=0 '
+	expect_range "$(echo "$rr_on" | sed -n 's/.* map_us=\([0-9]*\).*/\1/p')" 0 100000 "mmap() with RDPMC, us"
+	expect_range "$(echo "$rr_on" | sed -n 's/.* unmap_us=\([0-9]*\).*/\1/p')" 0 100000 "munmap() with RDPMC, us"
+}

@@ -2,9 +2,11 @@
 # shellcheck shell=sh
 #
 # Ring-3 self-monitoring on the QEMU model, on every kernel: SPFLT
-# regions and the per-task preference, read(2) against RDPMC
-# (/knc/selfmon), and the rdpmc knob's rules; ring3-rdpmc follows it on
-# every kernel, ring3-x86 where an x86 core PMU shares the counters.
+# regions and the per-task preference, the rdpmc knob's default and a
+# libperf-style self-read with it (/knc/rdpmc-libperf), read(2) against
+# RDPMC (/knc/selfmon, the knob at 1), and the knob's rules; ring3-rdpmc
+# follows it on every kernel, ring3-x86 where an x86 core PMU shares the
+# counters.  Nothing before check_rdpmc_knob_default writes the knob.
 # Each SPFLT program prints
 # first the count perf must show (tools/e2e/spflt-work.h: the SPFLTs'
 # own share follows the model's rule, SPFLT_COUNTED; real hardware may
@@ -103,9 +105,62 @@ check_pingpong_self_parent_sets()
 	ktap_program KNC-E2E /knc/spflt-pingpong -p self 2000 1000
 }
 
-# RDPMC and read(2) against each other: selfmon's checks
+# the knob's default (knc_rdpmc_default, /knc/lib.sh): 1 where the x86
+# core PMU (/sys/devices/cpu, upstream's knc.c) fills the mmap page's
+# pmc_width with 40, 0 where the kernel has none and pmc_width is 0; the
+# module says so in one line at each load when it starts at 0
+check_rdpmc_knob_default()
+{
+	r3_def=$(knc_rdpmc_default)
+	info "x86 core PMU (/sys/devices/cpu): $([ -e /sys/devices/cpu ] && echo yes || echo no)"
+	expect_eq "$(cat $R3_KNOB 2>&1)" "$r3_def"
+	r3_msgs=$({ cat /tmp/knc-dmesg.all; dmesg; } 2>/dev/null | grep -c 'knc_perf: RDPMC off: ')
+	if [ "$r3_def" = 0 ]; then
+		expect_range "$r3_msgs" 1 1000 "load messages 'RDPMC off'"
+	else
+		expect_eq "$r3_msgs" 0 "load messages 'RDPMC off'"
+	fi
+}
+
+# a self-read as libperf does it (perf_mmap__read_self() of 6.12, whose
+# right shift is the signed one the uapi header describes, falling back
+# to read(2) as perf_evsel__read() does) with the knob at its default: by
+# RDPMC with pmc_width 40 where there is an x86 core PMU, by read(2)
+# where not; equal to read(2) and to the known count either way.  (7.3's
+# libperf shifts unsigned: rdpmc-libperf prints what it would read.)
+check_rdpmc_libperf_default()
+{
+	if [ "$(knc_rdpmc_default)" = 1 ]; then r3_m=rdpmc; else r3_m="read"; fi
+	info "knob $(cat $R3_KNOB): $(/knc/rdpmc-nomap map 2>&1 | sed 's/ ecx=.*//')"
+	ktap_program KNC-E2E /knc/rdpmc-libperf -e $r3_m
+}
+
+# the same with the knob forced to 1.  With an x86 core PMU nothing
+# changes.  Without one the page offers RDPMC with pmc_width 0; libperf
+# shifts by 64 - pmc_width, which x86 takes modulo 64, so it adds the raw
+# 40-bit counter unextended, and the counters run with bit 39 set: every
+# self-read is exactly 2^40 above read(2) (rdpmc-libperf -e width0 checks
+# that it is exactly that), which is why the default is 0 there.  Leaves
+# the knob at 1.
+check_rdpmc_libperf_knob_1()
+{
+	expect_eq "$(cat $R3_KNOB)" "$(knc_rdpmc_default)" "the knob before: its default"
+	echo 1 >$R3_KNOB || { fail "writing 1 failed"; return; }
+	if [ "$(knc_rdpmc_default)" = 1 ]; then
+		r3_m=rdpmc
+	else
+		r3_m=width0
+		info "no x86 core PMU: with the knob at 1 a libperf-style self-read is read(2) + 2^40 (pmc_width 0)"
+	fi
+	info "knob 1: $(/knc/rdpmc-nomap map 2>&1 | sed 's/ ecx=.*//')"
+	ktap_program KNC-E2E /knc/rdpmc-libperf -e $r3_m
+}
+
+# RDPMC and read(2) against each other: selfmon's checks, with RDPMC on
+# (the knob's default is 0 without an x86 core PMU)
 check_selfmon()
 {
+	echo 1 >$R3_KNOB || { fail "writing 1 to $R3_KNOB failed"; return; }
 	ktap_program KNC-E2E /knc/selfmon -R 1
 }
 
@@ -142,13 +197,8 @@ check_rdpmc_open_unmapped_sigsegv()
 	expect_true "refused with SIGSEGV" eval 'echo "$r3_out" | grep -q "result=refused signal=SIGSEGV"'
 }
 
-# the knob: its default, root only, 2 refused, 0 takes RDPMC away from
-# new events
-check_rdpmc_knob_default()
-{
-	expect_eq "$(cat $R3_KNOB 2>&1)" 1
-}
-
+# the knob (check_selfmon left it at 1): root only, 2 refused, 0 takes
+# RDPMC away from new events
 check_rdpmc_knob_root_only()
 {
 	expect_eq "$(ls -l $R3_KNOB | cut -c1-10)" "-rw-------"

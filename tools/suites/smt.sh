@@ -272,7 +272,7 @@ check_any_unprivileged_refused()
 	echo 'module knc_perf +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
 	dmesg -c >/dev/null
 	smt_any_refused_to_user expect_true "pr_debug says why" \
-		sh -c "dmesg | grep -q 'thread count mode (any=1) needs CAP_PERFMON'"
+		sh -c "dmesg | grep -q 'thread count mode (any=1) needs the privilege of a CPU-wide event'"
 	echo 'module knc_perf -p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
 }
 

@@ -21,3 +21,11 @@ check_knc_per_task_refused()
 	expect_true "refused EOPNOTSUPP" st_has "$sp_why" '95\|not supported'
 	expect_true "the load message says CPU-wide events only" test -n "$sp_msg"
 }
+
+# the rdpmc knob exists here too, at its default (knc_rdpmc_default: 1
+# beside 6.1's x86 core PMU), though no event may use it: RDPMC needs an
+# event a task opened on itself
+check_rdpmc_knob_default()
+{
+	expect_eq "$(cat /sys/bus/event_source/devices/knc/rdpmc 2>&1)" "$(knc_rdpmc_default)"
+}
