@@ -3,7 +3,8 @@
 #
 # Install the Debian packages knc-pmu's build and tests need, skipping what
 # is already there.  Safe to run again; it only talks to apt when something
-# is missing.  Arguments are further packages, for one runner's own needs.
+# is missing.  Arguments are further packages, for one runner's own needs;
+# --kernel first installs only what a kernel build needs.
 #
 # The newest kernel line, 7.x, is not in Debian 12's suites: its source
 # package (linux-source-7.N, which needs only binutils and xz-utils) comes
@@ -66,15 +67,26 @@ newest_kernel_source()
 		sort -V | tail -n 1
 }
 
+kernel_only=0
+if [ "${1:-}" = --kernel ]; then
+	kernel_only=1
+	shift
+fi
+
 add_newer_suite
 SRC7=$(newest_kernel_source)
 [ -n "$SRC7" ] || die "no linux-source-7.* in $NEWER_SUITE ($NEWER_LIST): apt-cache pkgnames linux-source-7. finds none"
 
-PKGS=(
+# What building a kernel from the 7.x source needs (--kernel: that
+# alone, so the build can start while the rest installs)
+KERNEL_PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
 	xz-utils kmod python3 perl procps
-	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
 	"$SRC7"	# the newest 7.x source: make test's own kernel
+)
+PKGS=(
+	"${KERNEL_PKGS[@]}"
+	linux-headers-amd64 linux-headers-6.12-amd64 linux-source-6.12
 	qemu-system-x86 busybox-static sparse linux-perf dkms python3-sphinx
 	papi-tools libpapi-dev libpfm4-dev
 	# QEMU's build (tools/qemu/build-qemu.sh checks them again): in
@@ -96,6 +108,7 @@ installed_whole()
 	esac
 }
 
+[ "$kernel_only" = 0 ] || PKGS=("${KERNEL_PKGS[@]}")
 missing=() broken=()
 for p in "${PKGS[@]}"; do
 	if installed_whole "$p"; then

@@ -15,7 +15,8 @@
 #		under -icount runs on one host thread)
 #	--table	another stage table: make stress's is tools/stages-stress
 #
-# First it installs what is missing (tools/install-deps.sh).  The builds
+# First it installs what is missing (tools/install-deps.sh): what a kernel
+# build needs, then the rest while the stages' kernel builds.  The builds
 # the stages need (kernels, QEMU with the KNC PMU model; cached in
 # $KNC_CACHE, progress on the way) run as stages of their own, first; a
 # row starts once what it boots is built.  Each stage of the table runs:
@@ -66,10 +67,11 @@ if [ ${#refused[@]} -gt 0 ]; then
 	exit 1
 fi
 
-# What the stages need comes first: lib.sh picks the kernel source the
-# packages brought.  A failure here is one line from install-deps.sh.
-if ! "$KNC_TOP/tools/install-deps.sh"; then
-	echo "[test] error: tools/install-deps.sh failed (its last line says why); nothing ran" >&2
+# What a kernel build needs comes first: lib.sh picks the kernel source
+# the packages brought.  The rest follows while that kernel builds (set-up,
+# below).  A failure here is one line from install-deps.sh.
+if ! "$KNC_TOP/tools/install-deps.sh" --kernel; then
+	echo "[test] error: tools/install-deps.sh --kernel failed (its last line says why); nothing ran" >&2
 	echo "0 passed, 1 failed"
 	exit 1
 fi
@@ -310,6 +312,34 @@ kernel_image()
 	esac
 }
 
+# kernel_built KERNEL: its build is up to date (lib.sh read again in a
+# subshell for that kernel's fragments and directory)
+kernel_built()
+{
+	(
+		case "$1" in
+		6.1-* | 6.12-*) KNC_KERNEL_SERIES=${1%%-*} KNC_KERNEL_VARIANT=${1#*-} ;;
+		*) KNC_KERNEL_SERIES=7 KNC_KERNEL_VARIANT=$1 ;;
+		esac
+		. "$KNC_TOOLS/lib.sh"
+		knc_kernel_ready
+	) 2>/dev/null
+}
+
+# The kernel the stages boot builds while apt brings the other packages:
+# on a fresh machine they take minutes, and the compiler needs none of
+# them.  build-qemu waits for it (one build at a time is faster on two
+# cores, see the builds below), and build-standalone then finds it built.
+if { stage_needs standalone || stage_needs check; } && ! kernel_built standalone; then
+	echo "[test] building the standalone kernel while the packages install (log: $run/early-kernel.log)"
+	KNC_KERNEL_VARIANT=standalone "$KNC_TOOLS/build-test-kernel.sh" >"$run/early-kernel.log" 2>&1 &
+fi
+if ! "$KNC_TOOLS/install-deps.sh"; then
+	echo "[test] error: tools/install-deps.sh failed (its last line says why); no stage ran" >&2
+	setup_failures+=("set-up: tools/install-deps.sh failed")
+	exit 1
+fi
+
 declare -A broken=()	# kernel or model -> why its stages cannot run
 
 for k in stock-6.12 stock-6.1; do
@@ -330,20 +360,6 @@ done
 # another (build-test-kernel.sh takes one lock for all: 2 cores), the
 # debug kernel first, for make stress's longest stages; QEMU before them.
 # make test's table names one kernel of ours, standalone (README, "Time").
-# kernel_built KERNEL: its build is up to date (lib.sh read again in a
-# subshell for that kernel's fragments and directory)
-kernel_built()
-{
-	(
-		case "$1" in
-		6.1-* | 6.12-*) KNC_KERNEL_SERIES=${1%%-*} KNC_KERNEL_VARIANT=${1#*-} ;;
-		*) KNC_KERNEL_SERIES=7 KNC_KERNEL_VARIANT=$1 ;;
-		esac
-		. "$KNC_TOOLS/lib.sh"
-		knc_kernel_ready
-	) 2>/dev/null
-}
-
 builds=() prev=-
 # QEMU first, then the kernels: side by side, four compilers on two cores
 # took 15m20s for the two (QEMU 11m25s of it) where one after the other
@@ -738,6 +754,8 @@ build_stage()
 	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} what=${S_NAME[$1]#build-}
 
 	if [ "$what" = qemu ]; then
+		# after a kernel build started at set-up, not beside it
+		flock "$KNC_CACHE/.kernel-build.lock" true
 		"$KNC_TOOLS/qemu/build-qemu.sh" || echo "the QEMU build failed" >"$dir/broken"
 	elif [ "$what" = stock-6.12-rt ]; then
 		stock_rt >"$dir/broken" && rm -f "$dir/broken"
