@@ -13,7 +13,8 @@
 # name matches, one a line, in the order APT has them
 knc_archive_sites()
 {
-	apt-get indextargets --format '$(SITE) $(RELEASE)' 'Target-Of: deb' 2>/dev/null |
+	apt-get indextargets --no-release-info --format '$(SITE) $(RELEASE)' \
+		'Target-Of: deb' 2>/dev/null |
 		awk -v re="^($1)\$" '$2 ~ re && !seen[$1]++ { print $1 }'
 }
 
