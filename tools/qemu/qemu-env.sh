@@ -75,7 +75,9 @@ knc_perf_files()
 {
 	local perf=/usr/bin/perf
 
-	if [ ! -x "$perf" ] || ! file -L "$perf" | grep -q ELF; then
+	# an ELF binary, not a wrapper script (without file(1), which a
+	# minimal Debian lacks)
+	if [ ! -x "$perf" ] || [ "$(head -c 4 "$perf" | od -An -c | tr -d ' ')" != '177ELF' ]; then
 		knc_die "$perf is not Debian's perf binary (apt-get install linux-perf)"
 	fi
 	echo "$perf:0755:/usr/bin/perf"
