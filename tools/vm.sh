@@ -59,14 +59,15 @@ KNC_QEMU_CPU=${KNC_QEMU_CPU:-qemu64,vendor=GenuineIntel,family=11,model=1,steppi
 # Slab debugging on every boot (mm/slub.c,
 # Documentation/admin-guide/mm/slab.rst) for the caches that hold what
 # knc-perf and the perf core allocate for events: the kmalloc caches
-# (knc's per-task records, the core's per-task data, perf contexts) and
-# perf_event.  A write into a freed object breaks its poison, a write
+# (knc's per-task records, the core's per-task data, perf contexts),
+# perf_event, and any cache of knc-perf's own (a PMU's task_ctx_cache
+# holds the core's per-task data for it).  A write into a freed object breaks its poison, a write
 # past its end its red zone, and either shows as a console report when
 # the object is next allocated or checked, which fails the stage
 # (kernel-log-bad.ere); vm-end has every such cache checked before the VM
 # ends.  Every cache would cost every stage a third more time.
 cmdline="console=ttyS0 panic=-1 oops=panic softlockup_panic=1"
-cmdline+=" slub_debug=FZPU,kmalloc-*,perf_event"
+cmdline+=" slub_debug=FZPU,kmalloc-*,perf_event,knc_perf*"
 cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 ${KNC_VM_APPEND:-} $*"
 
 # One socket per vCPU: without ACPI the kernel finds only the first core
