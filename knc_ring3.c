@@ -83,40 +83,30 @@ static struct knc_task_pref *knc_pref_find(const struct task_struct *task)
 
 /*
  * The task whose context @event is in now, if knc keeps a preference for
- * it; NULL otherwise.  The core's swap of cloned contexts rewrites
+ * it, with that preference in @saved; NULL (and @saved false, the reset
+ * value) otherwise.  The core's swap of cloned contexts rewrites
  * ctx->task inside a pmu_disable() bracket (perf_event_context_sched_out(),
  * 6.2 and later), so the holder's task is read each time, never cached
  * from the event's target.  TASK_TOMBSTONE marks a context whose task has
  * exited.
  */
-static struct task_struct *knc_pref_task(struct perf_event *event)
+static struct task_struct *knc_pref_task(struct perf_event *event, bool *saved)
 {
+	struct knc_task_pref *rec;
 	struct task_struct *task;
-	bool found;
 
+	*saved = false;
 	if (!(event->attach_state & PERF_ATTACH_TASK) || !event->ctx)
 		return NULL;
 	task = READ_ONCE(event->ctx->task);
 	if (IS_ERR_OR_NULL(task))
 		return NULL;
 	rcu_read_lock();
-	found = knc_pref_find(task);
-	rcu_read_unlock();
-	return found ? task : NULL;
-}
-
-/* @task's saved preference; false (the reset value) without a record */
-static bool knc_pref_load(const struct task_struct *task)
-{
-	struct knc_task_pref *rec;
-	bool pref = false;
-
-	rcu_read_lock();
-	rec = task ? knc_pref_find(task) : NULL;
+	rec = knc_pref_find(task);
 	if (rec)
-		pref = READ_ONCE(rec->user_pref);
+		*saved = READ_ONCE(rec->user_pref);
 	rcu_read_unlock();
-	return pref;
+	return rec ? task : NULL;
 }
 
 /* Save @pref for @task, if it still has a record. */
@@ -262,13 +252,14 @@ void knc_spflt_reset(struct knc_cpu_hw *cpuc)
 void knc_spflt_add(struct knc_cpu_hw *cpuc, struct perf_event *event)
 {
 	struct hw_perf_event *hwc = &event->hw;
-	struct task_struct *task = knc_pref_task(event);
+	bool saved;
+	struct task_struct *task = knc_pref_task(event, &saved);
 
 	if (task) {
 		hwc->flags |= KNC_EVENT_FLAG_PREF_HELD;
 		if (!cpuc->pref_holders++) {
 			cpuc->pref_task = task;
-			cpuc->spflt_pref = knc_pref_load(task);
+			cpuc->spflt_pref = saved;
 			cpuc->spflt_pref_known = true;
 			cpuc->spflt_dirty = true;
 		}
@@ -322,6 +313,7 @@ void knc_spflt_del(struct knc_cpu_hw *cpuc, struct perf_event *event)
 void knc_spflt_follow_task(struct knc_cpu_hw *cpuc)
 {
 	struct task_struct *task = NULL;
+	bool saved = false;
 	int idx;
 
 	if (!cpuc->pref_holders)
@@ -330,7 +322,7 @@ void knc_spflt_follow_task(struct knc_cpu_hw *cpuc)
 		struct perf_event *event = cpuc->events[idx];
 
 		if (event && (event->hw.flags & KNC_EVENT_FLAG_PREF_HELD)) {
-			task = knc_pref_task(event);
+			task = knc_pref_task(event, &saved);
 			break;
 		}
 	}
@@ -339,7 +331,7 @@ void knc_spflt_follow_task(struct knc_cpu_hw *cpuc)
 	knc_spflt_fetch_pref(cpuc);
 	knc_pref_save(cpuc->pref_task, cpuc->spflt_pref);
 	cpuc->pref_task = task;
-	cpuc->spflt_pref = knc_pref_load(task);
+	cpuc->spflt_pref = saved;
 	cpuc->spflt_dirty = true;
 }
 
