@@ -75,15 +75,6 @@ lt_line()
 	sed -n "${1}p" "$2"
 }
 
-# lt_mark STEP: the guest time since the last mark, kept for round 1's
-# info line (the guest clock runs with the instructions, -icount)
-lt_mark()
-{
-	lm_t=$(uptime_s)
-	[ "$lt_r" != 1 ] || lt_times="$lt_times $1=$(echo "$lt_tm $lm_t" | awk '{ printf "%.2f", $2 - $1 }')"
-	lt_tm=$lm_t
-}
-
 lt_threads_mixed()
 {
 	lt_rc=$(lt_stat knc/instructions_executed,spflt=1/u,knc/event=0x16/u $LT_P threads $LT_T $LT_L)
@@ -104,15 +95,10 @@ lt_threads_mixed()
 # one round: every mode of /knc/lifetime, then rmmod and insmod
 lt_round()
 {
-	lt_tm=$(uptime_s)
 	lt_prog churn $LT_P churn 2
-	lt_mark churn
 	lt_prog exit $LT_P exit
-	lt_mark exit
 	lt_prog exec $LT_P exec
-	lt_mark exec
 	lt_prog fork $LT_P fork
-	lt_mark fork
 
 	# trigger A, as the review wrote it: the whole threaded program
 	# under one inherited spflt event; its first line is the count
@@ -124,7 +110,6 @@ lt_round()
 	else
 		lt_tally threads-stat 0 "perf exit $lt_rc, count '$lt_g' want '$lt_want' $(head -c 200 /tmp/lt.err)"
 	fi
-	lt_mark threads-stat
 
 	# in the last round, the same with a plain event beside it (both
 	# counters; once, since perf's start-up is a fifth of a round): the
@@ -135,19 +120,15 @@ lt_round()
 	# passing (measured 40000 over on the 7.3 standalone kernel and on
 	# Debian's 6.12)
 	[ "$lt_r" = "$LT_N" ] && lt_threads_mixed
-	lt_mark threads-mixed
 
 	lt_prog threads-self $LT_P threads -s $LT_T $LT_L
-	lt_mark threads-self
 	lt_prog trigger-b $LT_P trigger-b
-	lt_mark trigger-b
 
 	if echo 1 >$LT_KNOB; then
 		lt_prog mmap $LT_P mmap
 	else
 		lt_tally mmap 0 "writing 1 to $LT_KNOB failed"
 	fi
-	lt_mark mmap
 
 	# nothing of this round is left open: the module goes and comes back
 	wait_refs_zero
@@ -166,8 +147,6 @@ lt_round()
 	else
 		lt_tally reload 0 "after insmod: knob $(cat $LT_KNOB) want $(knc_rdpmc_default)"
 	fi
-	lt_mark reload
-	[ "$lt_r" != 1 ] || info "round 1, s of guest time:$lt_times"
 	return 0
 }
 
@@ -186,7 +165,6 @@ check_lifetime_rounds()
 	lt_knob0=$(cat $LT_KNOB 2>/dev/null)
 	lt_t0=$(uptime_s)
 	lt_done=0
-	lt_times=
 	for lt_s in $LT_STEPS; do
 		rm -f "/tmp/lt-$lt_s.ok" "/tmp/lt-$lt_s.bad"
 	done
