@@ -41,8 +41,9 @@
  *			review's trigger A: contexts of threads sharing a
  *			CPU are swapped, then a thread exits).  With -s each
  *			thread opens its own events and checks them.
- *	trigger-b	the review's trigger B: a gated and a plain event on
- *			the task, the gated one closed, 0.1 s of work, a sleep
+ *	trigger-b	the review's trigger B, 5 times: a gated and a plain
+ *			event on the task, the gated one closed, 0.1 s of
+ *			work, a sleep; each count exact or in its bounds
  *	mmap		RDPMC mmap pages unmapped and closed in every order,
  *			mapped twice, across fork, exec and a thread's exit
  *			(needs knc/rdpmc 1): each read exact, RDPMC faults
@@ -858,27 +859,38 @@ static int mode_threads(int argc, char **argv)
 /* --- trigger B --- */
 
 #define TB_WORK		100000UL	/* loops of one stretch of work */
+/*
+ * The review's sequence, again and again: it saw the freed write in 8 of
+ * 10 runs, once per run, so one process runs it TB_TIMES times.
+ */
+#define TB_TIMES	5
 
-static int mode_trigger_b(void)
+/*
+ * One pass: a gated and a plain event on the task, both counting, the
+ * gated one closed, 0.1 s of computing (grace periods go by while the
+ * plain event stays on the counter), then a sleep (the plain event's
+ * del() at the switch).  Returns the number of wrong counts.
+ */
+static int trigger_b_once(uint64_t *g, uint64_t *p, uint64_t *lo, uint64_t *hi)
 {
 	struct timespec nap = { .tv_nsec = 100000000 };
-	uint64_t g, p, lo, hi;
 	unsigned long n = 0;
 	int gfd, pfd;
 	long t0;
 
-	print_plan(2);
 	gfd = ev_open(CFG_GATED, 0, 0, 1);
 	pfd = ev_open(CFG_INSNS, 0, 0, 1);
 	if (gfd < 0 || pfd < 0) {
-		verdict("trigger-b-gated", 0, "open: %s", strerror(-(gfd < 0 ? gfd : pfd)));
-		verdict("trigger-b-plain", 0, "open failed");
-		return 1;
+		if (gfd >= 0)
+			close(gfd);
+		if (pfd >= 0)
+			close(pfd);
+		*g = *p = *lo = *hi = 0;
+		return 2;
 	}
 	region(loops);
-	g = ev_read(gfd);
+	*g = ev_read(gfd);
 	close(gfd);
-	/* 0.1 s of computing with only the plain event left, then a sleep */
 	t0 = now_ns();
 	do {
 		work(TB_WORK);
@@ -887,15 +899,32 @@ static int mode_trigger_b(void)
 	nanosleep(&nap, NULL);
 	work(TB_WORK);
 	n++;
-	p = ev_read(pfd);
+	*p = ev_read(pfd);
 	close(pfd);
-	lo = region_all(loops) + n * (2 * TB_WORK + 1);
-	hi = lo + n * SLACK_STRETCH + 4 * SLACK_STEP;
-	verdict("trigger-b-gated", g == per_region(loops), "gated %llu want %llu",
-		ull(g), ull(per_region(loops)));
-	verdict("trigger-b-plain", p >= lo && p <= hi,
-		"plain %llu want [%llu, %llu] (%lu stretches of work over 0.1 s, then 0.1 s asleep)",
-		ull(p), ull(lo), ull(hi), n);
+	*lo = region_all(loops) + n * (2 * TB_WORK + 1);
+	*hi = *lo + n * SLACK_STRETCH + 4 * SLACK_STEP;
+	return (*g != per_region(loops)) + (*p < *lo || *p > *hi);
+}
+
+static int mode_trigger_b(void)
+{
+	uint64_t g, p, lo, hi;
+	int i, bad = 0, first = -1;
+	char why[160] = "";
+
+	print_plan(1);
+	for (i = 0; i < TB_TIMES; i++) {
+		if (!trigger_b_once(&g, &p, &lo, &hi))
+			continue;
+		if (!bad++) {
+			first = i;
+			snprintf(why, sizeof(why),
+				 "; first: gated %llu want %llu, plain %llu want [%llu, %llu]",
+				 ull(g), ull(per_region(loops)), ull(p), ull(lo), ull(hi));
+		}
+	}
+	verdict("trigger-b", !bad, "%d of %d passes wrong%s%s", bad, TB_TIMES,
+		first < 0 ? "" : " (", first < 0 ? "" : why + 2);
 	return nfail ? 1 : 0;
 }
 

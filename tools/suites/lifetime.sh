@@ -37,15 +37,20 @@ lt_tally()
 }
 
 # lt_prog STEP CMD...: CMD prints its plan ("KNC-E2E: plan N") and N
-# verdicts; it passes when all N are PASS and it exited 0 (ktap_program's
-# rule, counted per round here).  Each mode takes well under a second of
-# guest time: 60 s (exit 124) means it hung.
+# verdicts; it passes when all N are PASS, it exited 0 (ktap_program's
+# rule, counted per round here) and the kernel reported nothing while it
+# ran: a write into freed memory may leave every count right, and slab
+# debugging names it at the free object's next check.  Each mode takes
+# well under a second of guest time: 60 s (exit 124) means it hung.
 lt_prog()
 {
 	lp_step=$1
 	shift
 	lp_rc=0
+	lp_b0=$(knc_bad_count)
 	timeout 60 "$@" >/tmp/lt.out 2>&1 || lp_rc=$?
+	lp_new=$(knc_dmesg_bad | grep . | tail -n +$((lp_b0 + 1)) | head -n 1 | cut -c1-200)
+	[ -z "$lp_new" ] || lp_rc="$lp_rc, kernel report '$lp_new'"
 	sed 's/^/| /' /tmp/lt.out
 	lp_plan=$(sed -n 's/^KNC-E2E: plan \([0-9]*\)$/\1/p' /tmp/lt.out)
 	lp_n=$(grep -c '^KNC-E2E: [^:]*: \(PASS\|FAIL\|SKIP\)' /tmp/lt.out || true)
