@@ -74,7 +74,7 @@ project_files()
 
 sources()
 {
-	project_files '*.c' '*.h' || true
+	project_files '*.c' '*.h'
 }
 
 check_checkpatch()
@@ -83,8 +83,8 @@ check_checkpatch()
 
 	mapfile -t files < <(sources)
 	if [ ${#files[@]} -eq 0 ]; then
-		echo "check: no *.c/*.h files yet" >"$log"
-		result checkpatch PASS
+		echo "check: no *.c/*.h files found (git ls-files failed?)" >"$log"
+		result checkpatch FAIL "no *.c/*.h files found"
 		return
 	fi
 	if (cd "$KNC_TOP" && "$KNC_SRC/scripts/checkpatch.pl" --strict --no-tree \

@@ -395,9 +395,28 @@ skip_key()
 }
 
 # skip_allowed REASON ALLOW: REASON's key is in the comma list ALLOW
+# (each KEY or KEY=N)
 skip_allowed()
 {
-	[[ ",$2," == *",$(skip_key "$1"),"* ]]
+	[[ ",$(sed 's/=[0-9]*//g' <<<"$2")," == *",$(skip_key "$1"),"* ]]
+}
+
+# skip_counts NAME RES ALLOW: each KEY=N of ALLOW is N skips of stage
+# NAME in RES, no more and no fewer: a case that starts skipping, or one
+# that no longer does, fails the stage
+skip_counts()
+{
+	local name=$1 res=$2 a key want got
+
+	for a in ${3//,/ }; do
+		[[ "$a" == *=* ]] || continue
+		key=${a%%=*} want=${a#*=}
+		got=$(sed -n "s/^skip stage $name: //p" "$res" |
+			while IFS= read -r r; do skip_key "$r"; done | grep -cx "$key" || true)
+		[ "$got" = "$want" ] && continue
+		result "$res" "failure stage $name: $got skips for $key, the table pins $want"
+		result "$res" "f 1"
+	done
 }
 
 # ktap_tally NAME KTAP RES ALLOW: fold one KTAP document into RES
@@ -463,14 +482,16 @@ kunit_range()
 }
 
 # bookkeeping_split KTAP RES: the passes of the guest's own suites
-# (vm-begin, vm-end) in KTAP, moved from the project's passes to the
-# bookkeeping ones
+# (vm-begin, vm-end) and of the "-complete" leaves (a program kept its
+# plan: the harness checking itself) in KTAP, moved from the project's
+# passes to the bookkeeping ones
 bookkeeping_split()
 {
 	local n
 
 	n=$(awk '/^    # Subtest: / { s = $3 } /^ok [0-9]+ / { s = "" }
-		s ~ /^vm-(begin|end)$/ && /^    ok [0-9]+ / && !/# SKIP/ { n++ }
+		s ~ /^vm-(begin|end)$/ && /^    ok [0-9]+ / && !/# SKIP/ { n++; next }
+		/^ +ok [0-9]+ [^ ]+-complete$/ { n++ }
 		END { print n + 0 }' "$1")
 	[ "$n" = 0 ] && return
 	result "$2" "p -$n"

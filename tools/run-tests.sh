@@ -49,7 +49,7 @@ KNC_LOG_TAG=test
 KNC_TOP=$(cd "$(dirname "$0")/.." && pwd)
 
 # Overrides that change what runs: allowed, printed, counted as skips.
-KNC_OVERRIDES="KNC_QEMU_BIN KNC_DRIVER_SRC KNC_KUNIT_FILTER"
+KNC_OVERRIDES="KNC_QEMU_BIN KNC_DRIVER_SRC KNC_KUNIT_FILTER KNC_SUITES"
 overrides=()
 refused=()
 while read -r var; do
@@ -109,6 +109,23 @@ while read -r name kernel cpu icount smp tmo after suites allow rest; do
 	S_SUITES+=("$suites") S_ALLOW+=("$allow")
 done <"$table"
 nstages=${#S_NAME[@]}
+
+# KNC_SUITES="STAGE=SUITE+SUITE ...": those stages run only the named
+# suites of their rows, in the row's order and with its settings (make
+# mutants runs the suites that can kill a mutant, and no others)
+for want in ${KNC_SUITES:-}; do
+	for ((i = 0; i < nstages; i++)); do
+		[ "${S_NAME[i]}" = "${want%%=*}" ] || continue
+		kept=
+		for s in ${S_SUITES[i]//,/ }; do
+			[[ "+${want#*=}+" != *"+${s%%:*}+"* ]] || kept+=${kept:+,}$s
+		done
+		[ -n "$kept" ] || knc_die "KNC_SUITES: stage ${S_NAME[i]} has none of ${want#*=}"
+		S_SUITES[i]=$kept
+		want=
+	done
+	[ -z "$want" ] || knc_die "KNC_SUITES: no stage ${want%%=*} in $table"
+done
 
 if [ "$list" = 1 ]; then
 	printf '%-15s %-10s %-11s %-6s %-3s %-5s %-6s %s\n' name kernel cpu icount smp tmo after suites
@@ -212,7 +229,7 @@ summary()
 		echo "Skipped and overridden (each counted in no stage's passes):"
 		printf '  - %s\n' "${skips[@]}"
 	fi
-	echo "The runner's own checks, counted apart: $tb passed (each VM came up, ran vm-begin and vm-end, ended, and left a clean console; a failure of one is among the failures)"
+	echo "The runner's own checks, counted apart: $tb passed (each VM came up, ran vm-begin and vm-end, ended, and left a clean console; each program kept its plan; a failure of one is among the failures)"
 	echo "$tp passed, $tf failed"
 	[ "$tf" = 0 ] && [ "$tp" -gt 0 ] || exit 1
 	exit 0
@@ -721,6 +738,7 @@ vm_stage()
 		result "$res" "f 1"
 	fi
 	console_tally "$name" "$dir/console.log" "$vmrc" "$res"
+	skip_counts "$name" "$res" "${S_ALLOW[$i]}"
 	# a suite's host side, tools/suites/NAME.host STAGE_DIR: a report
 	# from the console (stage() prints its output); it judges nothing,
 	# but a report it cannot make fails the stage

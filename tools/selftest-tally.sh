@@ -150,7 +150,7 @@ else
 fi
 
 # The guest's suite runner: a planned check that is not defined fails,
-# and a check is planned however its definition is spelt.
+# and a check is planned however its definition is spelt or indented.
 # guest_suite LIB SUITE: the plan and result lines of SUITE run by LIB
 guest_suite()
 {
@@ -159,9 +159,10 @@ guest_suite()
 }
 if [ -x /bin/busybox ]; then
 	printf '%s\n' 'if false; then' 'check_never_defined()' '{' '	:' '}' 'fi' \
+		'if false; then' '	check_indented()' '	{' '		:' '	}' 'fi' \
 		'check_defined() {' '	:' '}' >"$tmp/suite-undef.sh"
 	out=$(guest_suite "$KNC_TOOLS/guest/lib.sh" "$tmp/suite-undef.sh")
-	if [ "$out" = "1..2|not ok 1 never-defined|ok 2 defined|" ]; then
+	if [ "$out" = "1..3|not ok 1 never-defined|not ok 2 indented|ok 3 defined|" ]; then
 		verdict guest-undefined-check-fails PASS
 	else
 		verdict guest-undefined-check-fails FAIL "got '$out'"
@@ -196,6 +197,7 @@ st_run()
 	printf '%s\n' "$3" >"$d/ktap.log"
 	: >"$d/result.tmp"
 	ktap_tally "$1" "$d/ktap.log" "$d/result.tmp" "$2" >/dev/null 2>&1 || true
+	skip_counts "$1" "$d/result.tmp" "$2"
 	awk '$1 == "p" { p += $2 } $1 == "f" { f += $2 } $1 == "s" { s += $2 }
 		END { printf "p=%d f=%d s=%d\n", p, f, s }' "$d/result.tmp"
 	grep '^failure ' "$d/result.tmp" | cut -c1-120 || true
@@ -228,6 +230,10 @@ if [ -f "$KNC_SRC/tools/testing/kunit/kunit.py" ]; then
 	st_expect stage-check-not-run-fails 'f=[1-9]' c - \
 		"$(st_suite "    ok 1 x" "ok 1 s")"
 	st_expect stage-allowed-skip-counted '^p=1 f=0 s=1\|$' d cpus \
+		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP cpus: needs 2" "ok 1 s")"
+	st_expect stage-pinned-skip-count-kept '^p=1 f=0 s=1\|$' d2 cpus=1 \
+		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP cpus: needs 2" "ok 1 s")"
+	st_expect stage-pinned-skip-count-differs-fails 'f=1 s=1\|failure stage d3: 1 skips for cpus, the table pins 2' d3 cpus=2 \
 		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP cpus: needs 2" "ok 1 s")"
 	st_expect stage-skip-not-allowed-fails 'f=1 s=1\|failure stage e: SKIP not allowed in this stage: kmemleak' e cpus \
 		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP kmemleak: none" "ok 1 s")"
@@ -263,22 +269,24 @@ else
 	verdict kunit-range-each-run-alone FAIL "run 1: $r1 result lines, run 2: '$r2', run 3: $r3 lines"
 fi
 
-# bookkeeping_split: the passes of vm-begin and vm-end are the runner's,
-# counted apart; the suites' own stay the project's, and a failure of
-# vm-end stays a failure
+# bookkeeping_split: the passes of vm-begin and vm-end, and a program's
+# "-complete" leaf, are the runner's, counted apart; the suites' own stay
+# the project's, and a failure of vm-end stays a failure
 printf '%s\n' 'KTAP version 1' '1..3' '    KTAP version 1' '    # Subtest: vm-begin' '    1..2' \
 	'    ok 1 vm-cpus' '    ok 2 vm-cpu-model' 'ok 1 vm-begin' '    KTAP version 1' \
-	'    # Subtest: load' '    1..2' '    ok 1 insmod' '    ok 2 rmmod' 'ok 2 load' \
+	'    # Subtest: load' '    1..3' '    ok 1 insmod' '    ok 2 rmmod' \
+	'        KTAP version 1' '        # Subtest: prog' '        1..2' '        ok 1 prog-a' \
+	'        ok 2 prog-complete' '    ok 3 prog' 'ok 2 load' \
 	'    KTAP version 1' '    # Subtest: vm-end' '    1..1' '    not ok 1 dmesg-clean' \
 	'not ok 3 vm-end' >"$tmp/bk.ktap"
 : >"$tmp/bk.res"
 ktap_tally bk "$tmp/bk.ktap" "$tmp/bk.res" - >/dev/null 2>&1 || true
 bookkeeping_split "$tmp/bk.ktap" "$tmp/bk.res"
 bk=$(pbf "$tmp/bk.res")
-if [ "$bk" = "p=2 b=2 f=1" ]; then
+if [ "$bk" = "p=3 b=3 f=1" ]; then
 	verdict bookkeeping-counted-apart PASS
 else
-	verdict bookkeeping-counted-apart FAIL "got '$bk' want 'p=2 b=2 f=1'"
+	verdict bookkeeping-counted-apart FAIL "got '$bk' want 'p=3 b=3 f=1'"
 fi
 
 # console_tally's other verdicts: the guest ended (KNC-DONE, QEMU 0)
@@ -307,7 +315,8 @@ done
 
 # check.sh's report of a selftest that dies with nothing but passes in
 # its log (check.sh with a stand-in lib.sh that stops after this check):
-# the CI run of bdc42e6 ended check.sh silently there, every check lost
+# a selftest that dies that way would otherwise end check.sh silently,
+# every check lost
 mkdir -p "$tmp/ck/tools"
 cp "$KNC_TOOLS/check.sh" "$tmp/ck/tools/"
 printf '%s\n' '#!/bin/sh' 'echo "selftest: a: PASS"' 'exit 1' >"$tmp/ck/tools/selftest-tally.sh"

@@ -12,7 +12,9 @@
 #	}
 #
 # The check's name is the function's without "check_", "_" read as "-".
-# The plan is every "check_*()" at the start of a line of the file, in
+# The plan is every "check_*()" that starts a line of the file (indented
+# or not: one defined inside an "if" is planned, and fails if it was not
+# defined when its turn comes), in
 # file order, counted before any runs (ktap_run_suite): a check that does
 # not run still has its line in the plan, and kunit.py parse fails it.
 # A check passes unless an expect_* in it failed; "skip REASON: detail"
@@ -143,7 +145,7 @@ kt_name()
 # definition is spelt ("check_x()", "check_x ()", "check_x() {").
 ktap_plan()
 {
-	sed -n 's/^\(check_[A-Za-z0-9_]*\)[[:space:]]*().*$/\1/p' "$1"
+	sed -n 's/^[[:space:]]*\(check_[A-Za-z0-9_]*\)[[:space:]]*().*$/\1/p' "$1"
 }
 
 # ktap_run_suite N FILE: the suite in FILE as test N of the top level;
@@ -291,8 +293,21 @@ stat_count()
 {
 	sc_ev=$1
 	shift
-	perf stat -x, -e "$sc_ev" "$@" 2>&1 >/dev/null | grep -v '^#' |
-		head -n 1 | cut -d, -f1
+	perf stat -x, -e "$sc_ev" "$@" 2>&1 >/dev/null | stat_first
+}
+
+# text_has TEXT PATTERN: TEXT has a line matching PATTERN (grep)
+text_has()
+{
+	echo "$1" | grep -q "$2"
+}
+
+# stat_first [FILE]: the first count of perf stat -x, output (FILE, or
+# standard input): the first field of its first line that is not a
+# comment or empty
+stat_first()
+{
+	grep -v '^#' "${1:--}" 2>/dev/null | grep . | head -n 1 | cut -d, -f1
 }
 
 # record_samples DATA: PERF_RECORD_SAMPLEs in DATA

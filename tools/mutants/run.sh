@@ -5,7 +5,7 @@
 # must turn the stages it names red, with every check it names among the
 # failures.
 #
-#	tools/mutants/run.sh [--only NAME[,NAME...]] [--list] [--table]
+#	tools/mutants/run.sh [--only NAME[,NAME...]] [--all] [--list] [--table]
 #
 # A mutant is one file, NAME.patch: a header of "# key: value" lines,
 # then a unified diff (-p1):
@@ -13,6 +13,9 @@
 #	# what:   one line: what it breaks
 #	# target: driver | model | harness
 #	# stages: the stages of tools/stages to run (comma-separated)
+#	# suites: STAGE=SUITE+SUITE: that stage runs only these suites of
+#	#         its row (one line per stage; optional): the ones that can
+#	#         kill the mutant
 #	# expect: a check that must fail (one line each, at least one)
 #	# e2e:    a check of an end-to-end stage (one that boots the module
 #	#         on the model: any stage but kunit) that must fail too; a
@@ -21,7 +24,9 @@
 # An expected check matches a line "stage S: TEXT" of the run's
 # "Failures:" list, S one of the mutant's stages, when TEXT is it or
 # begins with it followed by " ", ":" or "("; an e2e check must match
-# in a stage other than kunit.
+# in a stage other than kunit.  A run in which a stage hung (killed at
+# its timeout, or never finished) kills nothing: a kill is a check that
+# names the behaviour, never a hang.
 #
 # The target says what the diff applies to:
 #	driver	a copy of the driver's sources (Makefile, Kbuild, knc_*.[ch],
@@ -38,25 +43,36 @@
 #		in the work tree) in $KNC_CACHE/mutants/repo-NAME, whose own
 #		tools/run-tests.sh runs the stages
 #
-# Each mutant then runs "tools/run-tests.sh --only STAGES" and is
-#	KILLED		the run failed and every expected check failed
-#	SURVIVED	the run passed, or an expected check did not fail
+# Each mutant then runs "tools/run-tests.sh --only STAGES" (with its
+# suites: KNC_SUITES) and is
+#	KILLED		the run failed, no stage hung, and every expected
+#			check failed
+#	SURVIVED	the run passed, an expected check did not fail, or
+#			a stage hung
 #	STALE		the diff no longer applies (update the mutant)
-#	ERROR		it could not be prepared (a build failed, ...)
-# Each run is kept ($KNC_CACHE/mutants/results/NAME.run and
-# NAME.failures, with the commit it ran at), valid for as long as the
-# mutant's target, stages and diff stay the same, and judged again
-# against its expect and e2e lines whenever a table is made: a run of a
-# few mutants adds to the earlier ones.  The last lines: the table of
-# every mutant's last result (one that never ran with its diff and
-# stages is "not run"), with the ones that cannot be written yet
-# (tools/mutants/not-yet), the total time, and "N killed, N survived, N
-# stale, N errors" for this run.  The same table, with a line of totals,
-# replaces the one in tools/README.md (between its "mutants table"
-# markers): it is written by this script, never by hand.  The exit
-# status is non-zero unless every mutant of this run was KILLED.  One
-# run-tests.sh at a time: the mutants run one after another.  Logs:
-# $KNC_CACHE/mutants/logs/<run>/NAME.log.
+#	ERROR		it could not be prepared (a build failed, ...), or
+#			the same stages and suites fail without the mutant
+# Before the mutants, each set of stages and suites they name runs once
+# on today's code, the control: a mutant is only judged where its control
+# passed.  Each result is kept ($KNC_CACHE/mutants/results/NAME.run and
+# NAME.failures, with the commit it ran at) under a key over everything
+# the kill depends on: the mutant's target, stages, suites and diff, and
+# today's code: the driver and kunit/, every file of tools/ but the
+# mutants and tools/README.md (suites, programs, guest, runner, stage
+# tables, model patches, kernel configs), and the versions of the
+# installed linux-source and linux-image packages.  A result whose key
+# is not today's is never shown as a kill: it is "not run", with the
+# commit it last ran at.  Without --only, make mutants runs exactly the
+# mutants without a result at today's key (--all: every one).  Two run at
+# a time, each runner one stage at a time (--jobs 1): a TCG VM is one
+# host thread.  The last lines: the table of every mutant's result, with
+# the ones that cannot be written yet (tools/mutants/not-yet), the total
+# time, and "N killed, N survived, N stale, N errors" over every mutant
+# (kept results at today's key included).  The same table, with a line of
+# totals, replaces the one in tools/README.md (between its "mutants
+# table" markers): it is written by this script, never by hand.  The
+# exit status is non-zero unless every mutant is KILLED at today's key.
+# Logs: $KNC_CACHE/mutants/logs/<run>/NAME.log.
 set -euo pipefail
 
 KNC_LOG_TAG=mutants
@@ -70,12 +86,14 @@ QLOCK=$KNC_CACHE/.qemu-build.lock
 
 only=
 list=0
+all=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--only) only=,$2,; shift ;;
 	--list) list=1 ;;
 	--table) list=table ;;
-	*) knc_die "usage: $0 [--only NAME[,NAME...]] [--list] [--table]" ;;
+	--all) all=1 ;;
+	*) knc_die "usage: $0 [--only NAME[,NAME...]] [--all] [--list] [--table]" ;;
 	esac
 	shift
 done
@@ -121,13 +139,44 @@ matched()
 	return 1
 }
 
+# code_key: today's code as the stages see it: the driver and kunit/,
+# tools/ but the mutants and its README (tracked and new files, as they
+# are in the work tree), and the kernels the rows build or boot
+code_key()
+{
+	{
+		(cd "$KNC_TOP" && git ls-files -z --cached --others --exclude-standard \
+			-- Makefile Kbuild 'knc_*.[ch]' kunit tools \
+			':!tools/mutants' ':!tools/README.md' |
+			sort -z | xargs -0 sha256sum)
+		dpkg-query -W -f '${Package}=${Version}\n' 'linux-source-*' 'linux-image-*' 2>/dev/null | sort
+	} | sha256sum | cut -c1-16
+}
+CODE_KEY=$(code_key)
+
 # mutant_key FILE: what a result stays valid for: the target, the
-# stages and the diff (not the expect and e2e lines: a kept result is
-# judged again against them)
+# stages, the suites, the diff and today's code (not the expect and e2e
+# lines: a kept result is judged again against them)
 mutant_key()
 {
-	{ header "$1" target; header "$1" stages; sed -n '/^\(---\|diff \)/,$p' "$1"; } |
+	{ header "$1" target; header "$1" stages; header "$1" suites
+	  sed -n '/^\(---\|diff \)/,$p' "$1"; echo "$CODE_KEY"; } |
 		sha256sum | cut -c1-16
+}
+
+# suites_env FILE: the KNC_SUITES word of the mutant's suites lines
+suites_env()
+{
+	local v
+
+	v=$(header "$1" suites | paste -sd' ' -)
+	[ -z "$v" ] || echo "KNC_SUITES=$v"
+}
+
+# control_key STAGES SUITES: the control run of those stages and suites
+control_key()
+{
+	printf '%s\n' control "$1" "$2" "$CODE_KEY" | sha256sum | cut -c1-16
 }
 
 # judge FILE: the verdict on the kept run of mutant FILE, as
@@ -140,9 +189,12 @@ judge()
 	local f=$1 n stages e2s e l ok missing=() fails=() rc last
 
 	n=$(basename "$f" .patch)
-	if [ ! -f "$RESULTS/$n.run" ] ||
-	   [ "$(sed -n 's/^key //p' "$RESULTS/$n.run")" != "$(mutant_key "$f")" ]; then
+	if [ ! -f "$RESULTS/$n.run" ]; then
 		printf 'not run\t-\n'
+		return
+	fi
+	if [ "$(sed -n 's/^key //p' "$RESULTS/$n.run")" != "$(mutant_key "$f")" ]; then
+		printf 'not run\tlast run at %s, on other code\n' "$(sed -n 's/^commit //p' "$RESULTS/$n.run")"
 		return
 	fi
 	case "$(sed -n 's/^status //p' "$RESULTS/$n.run")" in
@@ -172,6 +224,8 @@ judge()
 	done < <(header "$f" e2e)
 	if [ "$rc" = 0 ]; then
 		printf 'SURVIVED\tthe run passed: '
+	elif printf '%s\n' "${fails[@]}" | grep -q '^stage [^:]*: \(killed after [0-9]* s\|never finished\)'; then
+		printf 'SURVIVED\ta stage hung, which kills nothing: '
 	elif [ ${#missing[@]} -gt 0 ]; then
 		printf 'SURVIVED\tnot among the failures: %s | ' "$(printf '%s; ' "${missing[@]}")"
 	else
@@ -187,7 +241,7 @@ judge()
 # table: the markdown table and its totals line, from $RESULTS
 table()
 {
-	local f n r seen at t ex e2 nk=0 nd=0 ne=0 nall=0 nrun=0
+	local f n r seen at t ex e2 nk=0 nd=0 ne=0 nall=0 nrun=0 ndk=0 nek=0
 
 	echo "| mutant | target | stages | expected to fail | end to end | result | run at | failures seen | time |"
 	echo "|---|---|---|---|---|---|---|---|---|"
@@ -204,7 +258,10 @@ table()
 			at="$(sed -n 's/^commit //p' "$RESULTS/$n.run"), $(sed -n 's/^date //p' "$RESULTS/$n.run")"
 			t=$(sed -n 's/^time //p' "$RESULTS/$n.run")
 		fi
-		[ "$r" != KILLED ] || nk=$((nk + 1))
+		if [ "$r" = KILLED ]; then
+			nk=$((nk + 1))
+			[ "$(header "$f" target)" != driver ] || { ndk=$((ndk + 1)); [ -z "$e2" ] || nek=$((nek + 1)); }
+		fi
 		[ -n "$e2" ] || { [ "$(header "$f" target)" = driver ] && e2="KUnit only"; } || e2=-
 		echo "| $n | $(header "$f" target) | $(header "$f" stages) | $ex | $e2 | $r | $at | ${seen//|//} | $t |"
 	done
@@ -213,7 +270,7 @@ table()
 		echo "| $n | $target | - | - | - | not yet: $what | - | - | - |"
 	done <"$MDIR/not-yet"
 	echo
-	echo "$nall mutants, $nd of them of the driver ($ne with an end-to-end check); $nrun run, $nk killed."
+	echo "$nall mutants, $nd of them of the driver ($ne with an end-to-end check); at today's code (key $CODE_KEY): $nrun run, $nk killed ($ndk of the driver, $nek of those end to end)."
 }
 
 # write_table: the table on stdout, in $WORK/table.md and in
@@ -237,6 +294,17 @@ mkdir -p "$RESULTS"
 if [ "$list" = table ]; then
 	write_table
 	exit 0
+fi
+
+# without --only or --all: the mutants with no result at today's key
+if [ -z "$only" ] && [ "$all" = 0 ]; then
+	todo=()
+	for n in "${mutants[@]}"; do
+		IFS=$'\t' read -r r _ < <(judge "$MDIR/$n.patch")
+		case "$r" in "not run" | ERROR) todo+=("$n") ;; esac
+	done
+	knc_log "$((${#mutants[@]} - ${#todo[@]})) of ${#mutants[@]} mutants have a result at today's code (key $CODE_KEY); running the other ${#todo[@]}"
+	mutants=("${todo[@]}")
 fi
 
 start=$(date +%s)
@@ -395,26 +463,51 @@ prep_model()
 	echo "KNC_QEMU_BIN=$bin"
 }
 
-# --- running one ---
+# --- running: the controls, then the mutants, two at a time ---
 
-R_RESULT=()
-nfail=0
 commit=$(git -C "$KNC_TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$KNC_TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=+
 
-for n in "${mutants[@]}"; do
-	f=$MDIR/$n.patch
+# run_control STAGES SUITES-ENV: those stages and suites on today's code,
+# once per key; its status line is the control's verdict
+run_control()
+{
+	local k out rc=0
+
+	k=$(control_key "$1" "$2")
+	out=$RESULTS/control-$k
+	# a control that passed on today's code stands; one that did not
+	# runs again
+	if [ "$(sed -n 's/^rc //p' "$out.run" 2>/dev/null)" = 0 ]; then
+		return 0
+	fi
+	knc_log "control: $1 ${2:-(every suite)}"
+	env "${clean_env[@]}" ${2:+"$2"} "$KNC_TOOLS/run-tests.sh" --jobs 1 --only "$1" \
+		>"$logs/control-$k.log" 2>&1 </dev/null || rc=$?
+	printf '%s\n' "stages $1" "suites $2" "commit $commit" "rc $rc" \
+		"last $(tail -n1 "$logs/control-$k.log")" >"$out.tmp"
+	mv "$out.tmp" "$out.run"
+	knc_log "control $1 ${2:-}: exit $rc ($(tail -n1 "$logs/control-$k.log"))"
+}
+
+# run_mutant NAME: prepare, run and record one mutant
+run_mutant()
+{
+	local n=$1 f=$MDIR/$1.patch t0 what target stages suites log result seen envw repo rc status ck
+
 	t0=$(date +%s)
 	what=$(header "$f" what)
 	target=$(header "$f" target)
 	stages=$(header "$f" stages)
-	mapfile -t expect < <(header "$f" expect)
-	mapfile -t e2e < <(header "$f" e2e)
+	suites=$(suites_env "$f")
 	log=$logs/$n.log
-	knc_log "mutant $n ($target, $stages): $what"
+	knc_log "mutant $n ($target, $stages${suites:+, ${suites#KNC_SUITES=}}): $what"
 	result='' seen='' envw='' repo=$KNC_TOP
-	if [ -z "$stages" ] || [ $((${#expect[@]} + ${#e2e[@]})) = 0 ]; then
+	ck=$RESULTS/control-$(control_key "$stages" "$suites").run
+	if [ -z "$stages" ] || [ -z "$(header "$f" expect)$(header "$f" e2e)" ]; then
 		result=ERROR seen="header: no stages, or no expect or e2e line"
+	elif [ "$(sed -n 's/^rc //p' "$ck" 2>/dev/null)" != 0 ]; then
+		result=ERROR seen="the control (these stages and suites on today's code) did not pass: $(sed -n 's/^last //p' "$ck" 2>/dev/null)"
 	else
 		case "$target" in
 		driver) envw=$(prep_driver "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
@@ -426,8 +519,8 @@ for n in "${mutants[@]}"; do
 	if [ -z "$result" ]; then
 		case "$envw" in REPO=*) repo=${envw#REPO=} envw= ;; esac
 		rc=0
-		env "${clean_env[@]}" ${envw:+"$envw"} "$repo/tools/run-tests.sh" --only "$stages" \
-			>"$log" 2>&1 </dev/null || rc=$?
+		env "${clean_env[@]}" ${envw:+"$envw"} ${suites:+"$suites"} "$repo/tools/run-tests.sh" \
+			--jobs 1 --only "$stages" >"$log" 2>&1 </dev/null || rc=$?
 		sed -n '/^Failures:$/,/^[^ ]/s/^  - //p' "$log" >"$RESULTS/$n.failures"
 		status=RAN
 	else
@@ -438,19 +531,47 @@ for n in "${mutants[@]}"; do
 		"time $(knc_elapsed "$t0")" "status $status" "rc $rc" "last $(tail -n1 "$log" 2>/dev/null)" \
 		"note ${seen//|//}" >"$RESULTS/$n.run"
 	IFS=$'\t' read -r result seen < <(judge "$f")
-	[ "$result" = KILLED ] || nfail=$((nfail + 1))
-	R_RESULT+=("$result")
 	knc_log "mutant $n: $result in $(knc_elapsed "$t0") ($seen)"
-done
+}
 
+# two at a time: run "FN ARG" for each ARG, at most two running
+two_at_a_time()
+{
+	local fn=$1 a running=0
+	shift
+	for a in "$@"; do
+		if [ "$running" -ge 2 ]; then
+			wait -n || true
+			running=$((running - 1))
+		fi
+		"$fn" "$a" &
+		running=$((running + 1))
+	done
+	wait || true
+}
+
+# the controls: one per distinct set of stages and suites
+controls=()
+for n in "${mutants[@]}"; do
+	f=$MDIR/$n.patch
+	c="$(header "$f" stages)|$(suites_env "$f")"
+	[[ " ${controls[*]/#/<} " == *" <$c "* ]] || controls+=("$c")
+done
+control_one()
+{
+	run_control "${1%%|*}" "${1#*|}"
+}
+two_at_a_time control_one "${controls[@]}"
+two_at_a_time run_mutant "${mutants[@]}"
 
 echo
 write_table
 echo
-k=0 s=0 st=0 er=0
-for r in "${R_RESULT[@]}"; do
-	case "$r" in KILLED) k=$((k + 1)) ;; SURVIVED) s=$((s + 1)) ;; STALE) st=$((st + 1)) ;; *) er=$((er + 1)) ;; esac
+k=0 s=0 st=0 er=0 nr=0
+for f in "$MDIR"/*.patch; do
+	IFS=$'\t' read -r r _ < <(judge "$f")
+	case "$r" in KILLED) k=$((k + 1)) ;; SURVIVED) s=$((s + 1)) ;; STALE) st=$((st + 1)) ;; "not run") nr=$((nr + 1)) ;; *) er=$((er + 1)) ;; esac
 done
-echo "total time $(knc_elapsed "$start"); logs: $logs"
-echo "$k killed, $s survived, $st stale, $er errors"
-[ "$nfail" = 0 ]
+echo "total time $(knc_elapsed "$start"); ${#mutants[@]} mutants run now; logs: $logs"
+echo "$k killed, $s survived, $st stale, $er errors, $nr not run at today's code"
+[ "$((s + st + er + nr))" = 0 ]

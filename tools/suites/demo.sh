@@ -140,7 +140,7 @@ check_stat_default()
 
 # Pinned: perf record gives the task one event per CPU, each with its own
 # period, so a task that migrates leaves a part period behind and one
-# sample short (a cold run of 92a23aa saw 999 once the kernel became
+# sample short (999 seen on a cold run once the kernel became
 # preemptible).
 check_record_samples()
 {

@@ -143,9 +143,9 @@ check_hotplug_then_per_cpu_exact()
 {
 	needs_cpus 2 || return
 	expect_eq "$(taskset -c 0 perf stat -x, -e knc/event=0x16/u $E2E_W 2>&1 >/dev/null |
-		grep -v '^#' | head -n 1 | cut -d, -f1)" "$E2E_INSNS" "cpu0"
+		stat_first)" "$E2E_INSNS" "cpu0"
 	expect_eq "$(taskset -c 1 perf stat -x, -e knc/event=0x16/u $E2E_W 2>&1 >/dev/null |
-		grep -v '^#' | head -n 1 | cut -d, -f1)" "$E2E_INSNS" "cpu1"
+		stat_first)" "$E2E_INSNS" "cpu1"
 }
 
 # sampling in frequency mode: the samples belong to the workload

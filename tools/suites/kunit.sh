@@ -29,6 +29,9 @@ check_kunit_module()
 	knc-insmod /knc/knc-perf-kunit.ko ${KNC_KUNIT_CPU:+test_cpu=$KNC_KUNIT_CPU} || ku_rc=$?
 	echo "KNC-KUNIT-END: insmod rc=$ku_rc" >/dev/kmsg
 	expect_eq "$ku_rc" 0 "insmod knc-perf-kunit.ko"
+	# the run is on the CPU the row asked for (the module's default: 0)
+	expect_eq "$(dmesg | sed -n 's/^.*knc_kunit: the tests run on CPU \([0-9]*\)$/\1/p' | tail -n 1)" \
+		"${KNC_KUNIT_CPU:-0}" "the CPU the tests ran on"
 	rmmod knc-perf-kunit 2>/dev/null || true
 }
 

@@ -93,7 +93,7 @@ check_after_rmmod()
 	expect_true "perf stat of sleep 1 counted task-clock ('$n1_tc' ms)" \
 		knc_isnum "${n1_tc%%.*}"
 	n1_tc=$(perf stat -x, -e task-clock -- sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done' \
-		2>&1 >/dev/null | grep -v '^#' | head -n 1 | cut -d, -f1)
+		2>&1 >/dev/null | stat_first)
 	expect_true "perf stat of a busy loop counted task-clock ('$n1_tc' ms)" \
 		knc_isnum "${n1_tc%%.*}"
 	kill "$n1_busy" "$n1_sleeper" 2>/dev/null

@@ -11,24 +11,19 @@ RR_PARANOID=/proc/sys/kernel/perf_event_paranoid
 RR_W=/knc/workload-1000000
 RR_LONG_N=50000000
 
-rr_has()
-{
-	echo "$1" | grep -q "$2"
-}
-
 check_rdpmc_knob_1()
 {
 	echo 1 >$RR_KNOB || { fail "writing 1 back failed"; return; }
 	rr_out=$(/knc/rdpmc-nomap map 2>&1)
 	info "$rr_out"
-	expect_true "RDPMC allowed" rr_has "$rr_out" 'cap_user_rdpmc=1 .*result=allowed'
+	expect_true "RDPMC allowed" text_has "$rr_out" 'cap_user_rdpmc=1 .*result=allowed'
 }
 
 check_rdpmc_mapped_allowed()
 {
 	rr_out=$(/knc/rdpmc-nomap map 2>&1)
 	info "$rr_out"
-	expect_true "index 1 or 2, allowed" rr_has "$rr_out" \
+	expect_true "index 1 or 2, allowed" text_has "$rr_out" \
 		'cap_user_rdpmc=1 index=[12] .*result=allowed'
 }
 
@@ -36,7 +31,7 @@ check_rdpmc_unmapped_sigsegv()
 {
 	rr_out=$(/knc/rdpmc-nomap unmap 2>&1)
 	info "$rr_out"
-	expect_true "refused with SIGSEGV" rr_has "$rr_out" 'result=refused signal=SIGSEGV'
+	expect_true "refused with SIGSEGV" text_has "$rr_out" 'result=refused signal=SIGSEGV'
 }
 
 # user 1001 counts workload-50000000 per task on CPU 0, as perf stat does;
@@ -67,8 +62,8 @@ check_rdpmc_no_stale_count_cross_user()
 	wait $rr_apid
 	echo "$rr_par" >$RR_PARANOID
 	info "$rr_out"
-	expect_true "uid 1002 read only zeros while uid 1001 ran" rr_has "$rr_out" 'cap_user_rdpmc=1 .*result=clean'
-	expect_eq "$(grep -v '^#' /tmp/r3-a.csv 2>/dev/null | grep . | head -n 1 | cut -d, -f1)" \
+	expect_true "uid 1002 read only zeros while uid 1001 ran" text_has "$rr_out" 'cap_user_rdpmc=1 .*result=clean'
+	expect_eq "$(stat_first /tmp/r3-a.csv)" \
 		"$(w_insns $RR_LONG_N)" "uid 1001's count"
 }
 
@@ -79,7 +74,7 @@ check_rdpmc_only_self_bound()
 	for rr_m in cpu task; do
 		rr_out=$(/knc/rdpmc-isolation $rr_m 2>&1)
 		info "$rr_out"
-		expect_true "$rr_m: not offered, SIGSEGV" rr_has "$rr_out" \
+		expect_true "$rr_m: not offered, SIGSEGV" text_has "$rr_out" \
 			' offered=0 count=[1-9][0-9]* .*result=refused signal=SIGSEGV'
 	done
 }
@@ -100,8 +95,8 @@ check_rdpmc_map_cost()
 	echo "$rr_was" >$RR_KNOB
 	info "knob 0: $rr_off"
 	info "knob 1: $rr_on"
-	expect_true "RDPMC offered with the knob at 1" rr_has "$rr_on" 'cap_user_rdpmc=1 '
-	expect_true "none with the knob at 0" rr_has "$rr_off" 'cap_user_rdpmc=0 '
+	expect_true "RDPMC offered with the knob at 1" text_has "$rr_on" 'cap_user_rdpmc=1 '
+	expect_true "none with the knob at 0" text_has "$rr_off" 'cap_user_rdpmc=0 '
 	expect_range "$(echo "$rr_on" | sed -n 's/.* map_us=\([0-9]*\).*/\1/p')" 0 100000 "mmap() with RDPMC, us"
 	expect_range "$(echo "$rr_on" | sed -n 's/.* unmap_us=\([0-9]*\).*/\1/p')" 0 100000 "munmap() with RDPMC, us"
 }

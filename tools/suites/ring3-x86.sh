@@ -9,11 +9,6 @@ RR_KNOB=/sys/bus/event_source/devices/knc/rdpmc
 RR_X86_KNOB=/sys/devices/cpu/rdpmc
 RR_W=/knc/workload-1000000
 
-rx_has()
-{
-	echo "$1" | grep -q "$2"
-}
-
 # cpu events mark both counters of CPU 0 dirty; the
 # x86 core zeroes dirty counters at the first switch into an mm allowed
 # to RDPMC, which must not land under the live CPU-wide knc count: that
@@ -24,7 +19,7 @@ check_x86_dirty_counters_no_jump()
 	rr_t0=$(uptime_ns)
 	rr_c=$(perf stat -C 0 -x, -e knc/instructions_executed/u -- \
 		taskset -c 0 /knc/rdpmc-nomap map-switch 2>&1 >/tmp/r3.out |
-		grep -v '^#' | grep . | head -n 1 | cut -d, -f1)
+		stat_first)
 	rr_ns=$(($(uptime_ns) - rr_t0 + 10000000))
 	info "rdpmc-nomap map-switch: $(cat /tmp/r3.out)"
 	# at least one user instruction of each of the 100 children on CPU 0
@@ -47,8 +42,8 @@ check_rdpmc_x86_knob_0_no_rdpmc()
 	rr_k0=$(cat $RR_KNOB)
 	echo "$rr_x" >$RR_X86_KNOB
 	info "$rr_out"
-	expect_true "knc_map() saw x86's knob" rx_has "$rr_out" ' x86_forbids=1 '
-	expect_true "SIGSEGV" rx_has "$rr_out" 'result=refused signal=SIGSEGV'
+	expect_true "knc_map() saw x86's knob" text_has "$rr_out" ' x86_forbids=1 '
+	expect_true "SIGSEGV" text_has "$rr_out" 'result=refused signal=SIGSEGV'
 	expect_eq "$rr_k0" "$rr_k" "knc's knob at x86 0"
 	expect_eq "$(cat $RR_KNOB)" "$rr_k" "knc's knob after"
 	expect_eq "$(cat $RR_X86_KNOB)" "$rr_x" "x86's knob restored"

@@ -27,7 +27,7 @@ r3_stat()
 	r3_rc=0
 	perf stat -x, -o /tmp/r3.csv -e "$r3_ev" -- "$@" >/tmp/r3.out 2>/tmp/r3.err || r3_rc=$?
 	echo "$r3_rc" >/tmp/r3.rc
-	grep -v '^#' /tmp/r3.csv | grep . | head -n 1 | cut -d, -f1
+	stat_first /tmp/r3.csv
 }
 
 # r3_exact EVENT PROG [ARGS...]: PROG prints the count EVENT must show;

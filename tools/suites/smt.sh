@@ -156,8 +156,8 @@ smt_expect_core0()
 	for se_c in $(seq 4 $((SMT_HOME - 1))); do
 		expect_eq "$(smt_diff "$se_c" $SMT_INSNS)" 0 "cpu$se_c any=0: idle"
 	done
-	for se_c in $(seq 4 $SMT_HOME); do
-		expect_eq "$(smt_diff "$se_c" $SMT_ANY)" "$se_home" "cpu$se_c any=1: core 1's own work (cpu$SMT_HOME), nothing of core 0"
+	for se_c in $(seq 4 $((SMT_HOME - 1))); do
+		expect_num_eq "$(smt_diff "$se_c" $SMT_ANY)" "$se_home" "cpu$se_c any=1: core 1's own work (cpu$SMT_HOME), nothing of core 0"
 	done
 	expect_range "$(smt_count 4 $SMT_INSNS /tmp/smt0.csv)" 1 5000 "perf's own instructions on idle cpu4"
 }
@@ -221,9 +221,12 @@ check_stat_a_cycles_core_wide()
 	for cw_c in 0 1 2 3; do
 		expect_eq "$(smt_diff $cw_c knc/event=0x2a/u)" $((3 * 10 * 100000 - 4 * 2)) "cpu$cw_c: core 0's cycles"
 	done
-	for cw_c in $(seq 4 $SMT_HOME); do
-		expect_eq "$(smt_diff "$cw_c" knc/event=0x2a/u)" "$cw_home" "cpu$cw_c: core 1's cycles"
+	for cw_c in $(seq 4 $((SMT_HOME - 1))); do
+		expect_num_eq "$(smt_diff "$cw_c" knc/event=0x2a/u)" "$cw_home" "cpu$cw_c: core 1's cycles"
 	done
+	# core 1 is not idle: cpu$SMT_HOME runs perf's polling shell in both
+	# sessions, so a driver counting no cycles there fails here
+	expect_range "$(smt_count $SMT_HOME knc/event=0x2a/u /tmp/smt.csv)" 1 100000000000 "cpu$SMT_HOME's own cycles, raw"
 }
 
 # perf record -a -C 0 with any=1: the PMI of cpu0's counter lands on cpu0
@@ -259,7 +262,7 @@ smt_any_refused_to_user()
 		info "refused: $(grep -i 'permission\|error' /tmp/smt-u.err | head -n 1)"
 	fi
 	[ -z "${1:-}" ] || "$@"
-	expect_eq "$(/knc/runas 1001 perf stat -x, -e $SMT_INSNS /knc/workload-5000 2>&1 >/dev/null | grep -v '^#' | head -n 1 | cut -d, -f1)" \
+	expect_eq "$(/knc/runas 1001 perf stat -x, -e $SMT_INSNS /knc/workload-5000 2>&1 >/dev/null | stat_first)" \
 		"$(w_insns 5000)" "any=0 for uid 1001"
 	echo "$sp_par" >"$SMT_PAR"
 }

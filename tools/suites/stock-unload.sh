@@ -25,7 +25,7 @@ check_cpu_knc_one_refused()
 	su_why=$(st_why "$su_out")
 	info "perf exit $su_rc; cpu '$su_cpu', knc '$su_knc', '$su_why'"
 	knc_isnum "$su_knc" && fail "knc counted $su_knc beside cpu"
-	expect_true "knc refused busy or not supported" st_has "$su_why" 'busy\|not supported'
+	expect_true "knc refused busy or not supported" text_has "$su_why" 'busy\|not supported'
 	if [ -n "$su_cpu" ]; then
 		expect_eq "$su_cpu" "$ST_EXPECT" "cpu's count beside the refused knc"
 	else

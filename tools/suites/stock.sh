@@ -79,16 +79,11 @@ st_why()
 	echo "$1" | grep -o 'returned with [0-9]* ([^)]*)\|<not supported>\|<not counted>' | head -n 1
 }
 
-st_has()
-{
-	echo "$1" | grep -q "$2"
-}
-
 check_boot_upstream_knc_driver()
 {
 	st_pe=$(st_klog | grep 'Performance Events' | head -n 1)
 	info "boot: $st_pe"
-	expect_true "upstream knc.c probed" st_has "$st_pe" 'Performance Events: knc PMU driver'
+	expect_true "upstream knc.c probed" text_has "$st_pe" 'Performance Events: knc PMU driver'
 }
 
 check_boot_cpu_pmu()
@@ -138,7 +133,7 @@ st_contend()
 	st_rc=0
 	# shellcheck disable=SC2086 # SCOPE: no word or one
 	st_out=$(perf stat $4 -x, -e "$3/event=0x16/u" "$ST_W" 2>&1 >/dev/null) || st_rc=$?
-	st_c=$(echo "$st_out" | grep -v '^#' | grep . | head -n 1 | cut -d, -f1)
+	st_c=$(echo "$st_out" | stat_first)
 }
 
 # Arbitration 1: upstream's cpu PMU holds the counters (system-wide,
@@ -155,7 +150,7 @@ check_knc_refused_while_cpu_holds()
 	st_w=$(st_why "$st_out")
 	info "perf exit $st_rc, '$st_w'; dmesg: $st_msg"
 	knc_isnum "$st_c" && fail "knc counted $st_c while cpu held the counters"
-	expect_true "refused busy or not supported" st_has "$st_w" 'busy\|not supported'
+	expect_true "refused busy or not supported" text_has "$st_w" 'busy\|not supported'
 	expect_true "the module logged the holder" test -n "$st_msg"
 }
 
@@ -170,7 +165,7 @@ st_holder_counted()
 	st_rc=0
 	wait "$st_holder" || st_rc=$?
 	st_ns=$(($(uptime_ns) - st_t0 + 10000000))
-	st_c=$(grep -v '^#' "$1" 2>/dev/null | grep . | head -n 1 | cut -d, -f1)
+	st_c=$(stat_first "$1")
 	expect_eq "$st_rc" 0 "perf stat exit"
 	expect_range "$st_c" 100000 $((KNC_CPUS * st_ns)) "kernel instructions on every CPU over 2 s"
 }
@@ -187,7 +182,7 @@ check_cpu_refused_while_knc_holds()
 	st_w=$(st_why "$st_out")
 	info "perf exit $st_rc, '$st_w'"
 	knc_isnum "$st_c" && fail "cpu counted $st_c while knc held the counters"
-	expect_true "refused busy or not supported" st_has "$st_w" 'busy\|not supported'
+	expect_true "refused busy or not supported" text_has "$st_w" 'busy\|not supported'
 }
 
 check_knc_holder_counted()
@@ -268,7 +263,13 @@ check_evtsel_live_events_only()
 		*) fail "the sampler alone runs counters $st_o: want one at most" ;;
 		esac
 	done
-	perf stat -a -x, -e knc/event=0x16/ -o /tmp/gc.out -- sleep 1 >/dev/null 2>&1
+	# the second event must have opened and counted, or the looks below
+	# would test the sampler alone
+	st_rc=0
+	perf stat -a -x, -e knc/event=0x16/ -o /tmp/gc.out -- sleep 1 >/dev/null 2>&1 || st_rc=$?
+	expect_eq "$st_rc" 0 "the second session's perf stat exit status"
+	st_n=$(stat_first /tmp/gc.out)
+	knc_isnum "$st_n" || fail "the second session counted nothing: '$st_n'"
 	st_bad=
 	for st_look in 1 2 3 4 5 6 7 8 9 10; do
 		sleep 0.1

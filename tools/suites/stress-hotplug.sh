@@ -95,7 +95,7 @@ check_hp_cycles()
 
 		if [ $((hp_i % 2)) = 1 ]; then
 			hp_stat_n=$((hp_stat_n + 1))
-			hp_c=$(grep -v '^#' /tmp/hp-s0.out | grep . | head -n 1 | cut -d, -f1)
+			hp_c=$(stat_first /tmp/hp-s0.out)
 			[ $hp_s0rc = 0 ] && [ "$hp_c" = "$hp_mid_i" ] && hp_stat_ok=$((hp_stat_ok + 1)) ||
 				hp_stat_bad="$hp_stat_bad #$hp_i:rc$hp_s0rc:$hp_c"
 		else
@@ -192,9 +192,9 @@ check_hp_after_exact()
 {
 	hp_expect=$(w_insns $HP_LOOPS)
 	expect_eq "$(taskset -c 0 perf stat -x, -e knc/event=0x16/u /knc/workload-$HP_LOOPS 2>&1 >/dev/null |
-		grep -v '^#' | head -n 1 | cut -d, -f1)" "$hp_expect" "cpu0"
+		stat_first)" "$hp_expect" "cpu0"
 	expect_eq "$(taskset -c 1 perf stat -x, -e knc/event=0x16/u /knc/workload-$HP_LOOPS 2>&1 >/dev/null |
-		grep -v '^#' | head -n 1 | cut -d, -f1)" "$hp_expect" "cpu1"
+		stat_first)" "$hp_expect" "cpu1"
 }
 
 check_hp_dmesg_clean()

@@ -31,7 +31,7 @@ check_vm_kmemleak()
 
 # The DKMS stage's module only in the stage that tests it (stock-dkms,
 # which runs after dkms): a stage packing it while tools/dkms-test.sh
-# removes and rebuilds it found it gone (CI at f15701a, stage compare)
+# removes and rebuilds it would find it gone
 check_vm_dkms_module_only_for_stock_dkms()
 {
 	vb_has=0
