@@ -81,10 +81,11 @@ expect_eq()
 	fi
 }
 
-# expect_num_eq GOT WANT [WHAT]: two equal numbers
+# expect_num_eq GOT WANT [WHAT]: two equal integers (a difference may be
+# negative)
 expect_num_eq()
 {
-	if knc_isnum "$1" && knc_isnum "$2" && [ "$1" = "$2" ]; then
+	if knc_isnum "${1#-}" && knc_isnum "${2#-}" && [ "$1" = "$2" ]; then
 		info "${3:+$3: }$1"
 	else
 		fail "${3:+$3: }got '$1' want '$2' (numbers)"
