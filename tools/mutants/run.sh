@@ -52,9 +52,9 @@
 #	STALE		the diff no longer applies (update the mutant)
 #	ERROR		it could not be prepared (a build failed, ...), or
 #			the same stages and suites fail without the mutant
-# Before the mutants, each set of stages and suites they name runs once
-# on today's code, the control: a mutant is only judged where its control
-# passed.  Each result is kept ($KNC_CACHE/mutants/results/NAME.run and
+# Before the mutants, each stage they name, with the suites they name for
+# it, runs once on today's code, the control: a mutant is only judged
+# where the controls of all its stages passed.  Each result is kept ($KNC_CACHE/mutants/results/NAME.run and
 # NAME.failures, with the commit it ran at) under a key over everything
 # the kill depends on: the mutant's target, stages, suites and diff, and
 # today's code: the driver and kunit/, every file of tools/ but the
@@ -173,10 +173,22 @@ suites_env()
 	[ -z "$v" ] || echo "KNC_SUITES=$v"
 }
 
-# control_key STAGES SUITES: the control run of those stages and suites
+# stage_controls FILE: one word per stage of the mutant, STAGE or
+# STAGE=SUITE+SUITE: the controls it needs
+stage_controls()
+{
+	local s w
+
+	for s in $(header "$1" stages | tr , ' '); do
+		w=$(header "$1" suites | grep "^$s=" | head -n 1 || true)
+		echo "${w:-$s}"
+	done
+}
+
+# control_key WORD: the control run of one stage (and its suites)
 control_key()
 {
-	printf '%s\n' control "$1" "$2" "$CODE_KEY" | sha256sum | cut -c1-16
+	printf '%s\n' control "$1" "$CODE_KEY" | sha256sum | cut -c1-16
 }
 
 # judge FILE: the verdict on the kept run of mutant FILE, as
@@ -468,32 +480,33 @@ prep_model()
 commit=$(git -C "$KNC_TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$KNC_TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=+
 
-# run_control STAGES SUITES-ENV: those stages and suites on today's code,
-# once per key; its status line is the control's verdict
+# run_control WORD: one stage (and its suites: STAGE=SUITE+SUITE) on
+# today's code, once per key; its rc line is the control's verdict
 run_control()
 {
-	local k out rc=0
+	local k out rc=0 st=${1%%=*} sw=
 
-	k=$(control_key "$1" "$2")
+	[[ "$1" != *=* ]] || sw="KNC_SUITES=$1"
+	k=$(control_key "$1")
 	out=$RESULTS/control-$k
 	# a control that passed on today's code stands; one that did not
 	# runs again
 	if [ "$(sed -n 's/^rc //p' "$out.run" 2>/dev/null)" = 0 ]; then
 		return 0
 	fi
-	knc_log "control: $1 ${2:-(every suite)}"
-	env "${clean_env[@]}" ${2:+"$2"} "$KNC_TOOLS/run-tests.sh" --jobs 1 --only "$1" \
+	knc_log "control: $1"
+	env "${clean_env[@]}" ${sw:+"$sw"} "$KNC_TOOLS/run-tests.sh" --jobs 1 --only "$st" \
 		>"$logs/control-$k.log" 2>&1 </dev/null || rc=$?
-	printf '%s\n' "stages $1" "suites $2" "commit $commit" "rc $rc" \
+	printf '%s\n' "control $1" "commit $commit" "rc $rc" \
 		"last $(tail -n1 "$logs/control-$k.log")" >"$out.tmp"
 	mv "$out.tmp" "$out.run"
-	knc_log "control $1 ${2:-}: exit $rc ($(tail -n1 "$logs/control-$k.log"))"
+	knc_log "control $1: exit $rc ($(tail -n1 "$logs/control-$k.log"))"
 }
 
 # run_mutant NAME: prepare, run and record one mutant
 run_mutant()
 {
-	local n=$1 f=$MDIR/$1.patch t0 what target stages suites log result seen envw repo rc status ck
+	local n=$1 f=$MDIR/$1.patch t0 what target stages suites log result seen envw repo rc status ck c
 
 	t0=$(date +%s)
 	what=$(header "$f" what)
@@ -503,11 +516,15 @@ run_mutant()
 	log=$logs/$n.log
 	knc_log "mutant $n ($target, $stages${suites:+, ${suites#KNC_SUITES=}}): $what"
 	result='' seen='' envw='' repo=$KNC_TOP
-	ck=$RESULTS/control-$(control_key "$stages" "$suites").run
+	ck=
+	for c in $(stage_controls "$f"); do
+		[ "$(sed -n 's/^rc //p' "$RESULTS/control-$(control_key "$c").run" 2>/dev/null)" = 0 ] ||
+			ck+="$c "
+	done
 	if [ -z "$stages" ] || [ -z "$(header "$f" expect)$(header "$f" e2e)" ]; then
 		result=ERROR seen="header: no stages, or no expect or e2e line"
-	elif [ "$(sed -n 's/^rc //p' "$ck" 2>/dev/null)" != 0 ]; then
-		result=ERROR seen="the control (these stages and suites on today's code) did not pass: $(sed -n 's/^last //p' "$ck" 2>/dev/null)"
+	elif [ -n "$ck" ]; then
+		result=ERROR seen="the control of ${ck% } (today's code, no mutant) did not pass"
 	else
 		case "$target" in
 		driver) envw=$(prep_driver "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
@@ -550,18 +567,9 @@ two_at_a_time()
 	wait || true
 }
 
-# the controls: one per distinct set of stages and suites
-controls=()
-for n in "${mutants[@]}"; do
-	f=$MDIR/$n.patch
-	c="$(header "$f" stages)|$(suites_env "$f")"
-	[[ " ${controls[*]/#/<} " == *" <$c "* ]] || controls+=("$c")
-done
-control_one()
-{
-	run_control "${1%%|*}" "${1#*|}"
-}
-two_at_a_time control_one "${controls[@]}"
+# the controls: one per stage and suites that some mutant names
+mapfile -t controls < <(for n in "${mutants[@]}"; do stage_controls "$MDIR/$n.patch"; done | sort -u)
+two_at_a_time run_control "${controls[@]}"
 two_at_a_time run_mutant "${mutants[@]}"
 
 echo
