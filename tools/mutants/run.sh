@@ -58,9 +58,10 @@
 # NAME.failures, with the commit it ran at) under a key over everything
 # the kill depends on: the mutant's target, stages, suites and diff, and
 # today's code: the driver and kunit/, every file of tools/ but the
-# mutants and tools/README.md (suites, programs, guest, runner, stage
-# tables, model patches, kernel configs), and the versions of the
-# installed linux-source and linux-image packages.  A result whose key
+# suites, the mutants and tools/README.md (programs, guest, runner, stage
+# tables, model patches, kernel configs), the suites its stages run (with
+# those they source), and the versions of the installed linux-source and
+# linux-image packages.  A result whose key
 # is not today's is never shown as a kill: it is "not run", with the
 # commit it last ran at.  Without --only, make mutants runs exactly the
 # mutants without a result at today's key (--all: every one).  Two run at
@@ -139,28 +140,70 @@ matched()
 	return 1
 }
 
-# code_key: today's code as the stages see it: the driver and kunit/,
-# tools/ but the mutants and its README (tracked and new files, as they
-# are in the work tree), and the kernels the rows build or boot
+# code_key: today's code as every stage sees it: the driver and kunit/,
+# tools/ but the suites, the mutants and its README (tracked and new
+# files, as they are in the work tree: runner, guest, C programs, stage
+# tables, model patches, kernel configs), and the kernels the rows build
+# or boot.  The suites count per stage (suite_files).
 code_key()
 {
 	{
 		(cd "$KNC_TOP" && git ls-files -z --cached --others --exclude-standard \
 			-- Makefile Kbuild 'knc_*.[ch]' kunit tools \
-			':!tools/mutants' ':!tools/README.md' |
+			':!tools/mutants' ':!tools/README.md' ':!tools/suites' |
 			sort -z | xargs -0 sha256sum)
 		dpkg-query -W -f '${Package}=${Version}\n' 'linux-source-*' 'linux-image-*' 2>/dev/null | sort
 	} | sha256sum | cut -c1-16
 }
 CODE_KEY=$(code_key)
 
+# suite_files WORD...: the files of tools/suites that stages run, each
+# WORD a stage (its row's suites) or STAGE=SUITE+SUITE: each suite's
+# .sh, .host and .watch, the suites they source, and vm-begin and vm-end,
+# which every VM runs
+suite_files()
+{
+	local w st list x
+
+	{
+		echo vm-begin
+		echo vm-end
+		for w in "$@"; do
+			st=${w%%=*}
+			if [[ "$w" == *=* ]]; then
+				list=${w#*=}
+				list=${list//+/ }
+			else
+				list=$(awk -v n="$st" '$1 == n { print $8 }' "$KNC_TOOLS/stages")
+				list=${list//,/ }
+			fi
+			for x in $list; do echo "${x%%:*}"; done
+		done
+	} | sort -u | while read -r x; do
+		for f in "$KNC_TOOLS/suites/$x".{sh,host,watch}; do
+			[ -f "$f" ] || continue
+			echo "$f"
+			grep -o '/knc/suites/[A-Za-z0-9_-]*\.sh' "$f" | sed "s|^/knc/suites/|$KNC_TOOLS/suites/|" || true
+		done
+	done | sort -u
+}
+
+# suites_key WORD...: the content of suite_files WORD...
+suites_key()
+{
+	suite_files "$@" | xargs -r sha256sum | sha256sum | cut -c1-16
+}
+
 # mutant_key FILE: what a result stays valid for: the target, the
-# stages, the suites, the diff and today's code (not the expect and e2e
-# lines: a kept result is judged again against them)
+# stages, the suites, the diff, today's code and the suites its stages
+# run (not the expect and e2e lines: a kept result is judged again
+# against them)
 mutant_key()
 {
+	# shellcheck disable=SC2046 # one word per stage
 	{ header "$1" target; header "$1" stages; header "$1" suites
-	  sed -n '/^\(---\|diff \)/,$p' "$1"; echo "$CODE_KEY"; } |
+	  sed -n '/^\(---\|diff \)/,$p' "$1"; echo "$CODE_KEY"
+	  suites_key $(stage_controls "$1"); } |
 		sha256sum | cut -c1-16
 }
 
@@ -188,7 +231,7 @@ stage_controls()
 # control_key WORD: the control run of one stage (and its suites)
 control_key()
 {
-	printf '%s\n' control "$1" "$CODE_KEY" | sha256sum | cut -c1-16
+	printf '%s\n' control "$1" "$CODE_KEY" "$(suites_key "$1")" | sha256sum | cut -c1-16
 }
 
 # judge FILE: the verdict on the kept run of mutant FILE, as
