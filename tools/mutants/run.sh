@@ -24,9 +24,10 @@
 # An expected check matches a line "stage S: TEXT" of the run's
 # "Failures:" list, S one of the mutant's stages, when TEXT is it or
 # begins with it followed by " ", ":" or "("; an e2e check must match
-# in a stage other than kunit.  A run in which a stage hung (killed at
-# its timeout, or never finished) kills nothing: a kill is a check that
-# names the behaviour, never a hang.
+# in a stage other than kunit.  A run of a driver or model mutant in
+# which a stage hung (killed at its timeout, or never finished) kills
+# nothing: a kill is a check that names the behaviour, never a hang (a
+# harness mutant may break the runner's own hang check on purpose).
 #
 # The target says what the diff applies to:
 #	driver	a copy of the driver's sources (Makefile, Kbuild, knc_*.[ch],
@@ -54,25 +55,29 @@
 #			the same stages and suites fail without the mutant
 # Before the mutants, each stage they name, with the suites they name for
 # it, runs once on today's code, the control: a mutant is only judged
-# where the controls of all its stages passed.  Each result is kept ($KNC_CACHE/mutants/results/NAME.run and
-# NAME.failures, with the commit it ran at) under a key over everything
-# the kill depends on: the mutant's target, stages, suites and diff, and
-# today's code: the driver and kunit/, every file of tools/ but the
-# suites, the mutants and tools/README.md (programs, guest, runner, stage
-# tables, model patches, kernel configs), the suites its stages run (with
-# those they source), and the versions of the installed linux-source and
-# linux-image packages.  A result whose key
-# is not today's is never shown as a kill: it is "not run", with the
-# commit it last ran at.  Without --only, make mutants runs exactly the
-# mutants without a result at today's key (--all: every one).  Two run at
+# where the controls of all its stages passed.  Each stage's result is
+# kept ($KNC_CACHE/mutants/results/NAME/STAGE.run and STAGE.failures,
+# with the commit it ran at) under a key over everything that stage's
+# kill depends on: the mutant's target and diff; today's code (the
+# driver, every file of tools/ but the suites, the mutants and
+# tools/README.md: programs, guest, runner, stage tables, model patches,
+# kernel configs; and the versions of the installed linux-source and
+# linux-image packages); the suites the stage runs (with those they
+# source); and kunit/ for the kunit stage.  A mutant whose stages do not
+# all have a result at today's key is never shown as a kill: it is "not
+# run", with the commit it last ran at.  Without --only, make mutants
+# runs exactly the stages without a result at today's key (a change to
+# kunit/ reruns the kunit stages, one to a suite the stages that run it);
+# --all and --only run every stage of their mutants.  Two mutants run at
 # a time, each runner one stage at a time (--jobs 1): a TCG VM is one
 # host thread.  The last lines: the table of every mutant's result, with
 # the ones that cannot be written yet (tools/mutants/not-yet), the total
-# time, and "N killed, N survived, N stale, N errors" over every mutant
-# (kept results at today's key included).  The same table, with a line of
-# totals, replaces the one in tools/README.md (between its "mutants
-# table" markers): it is written by this script, never by hand.  The
-# exit status is non-zero unless every mutant is KILLED at today's key.
+# time, and "N killed, N survived, N stale, N errors, N not run" over
+# every mutant (kept results at today's key included).  The same table,
+# with a line of totals, replaces the one in tools/README.md (between its
+# "mutants table" markers): it is written by this script, never by hand.
+# The exit status is non-zero unless every mutant is KILLED at today's
+# key.
 # Logs: $KNC_CACHE/mutants/logs/<run>/NAME.log.
 set -euo pipefail
 
@@ -140,22 +145,25 @@ matched()
 	return 1
 }
 
-# code_key: today's code as every stage sees it: the driver and kunit/,
-# tools/ but the suites, the mutants and its README (tracked and new
+# code_key: today's code as every stage sees it: the driver, tools/ but
+# the suites, the mutants and its README (tracked and new
 # files, as they are in the work tree: runner, guest, C programs, stage
 # tables, model patches, kernel configs), and the kernels the rows build
-# or boot.  The suites count per stage (suite_files).
+# or boot.  The suites (suite_files) and kunit/ count per stage.
 code_key()
 {
 	{
 		(cd "$KNC_TOP" && git ls-files -z --cached --others --exclude-standard \
-			-- Makefile Kbuild 'knc_*.[ch]' kunit tools \
+			-- Makefile Kbuild 'knc_*.[ch]' tools \
 			':!tools/mutants' ':!tools/README.md' ':!tools/suites' |
 			sort -z | xargs -0 sha256sum)
 		dpkg-query -W -f '${Package}=${Version}\n' 'linux-source-*' 'linux-image-*' 2>/dev/null | sort
 	} | sha256sum | cut -c1-16
 }
 CODE_KEY=$(code_key)
+# kunit/: only the kunit stage builds and loads it
+KUNIT_KEY=$( (cd "$KNC_TOP" && git ls-files -z --cached --others --exclude-standard -- kunit |
+	sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
 
 # suite_files WORD...: the files of tools/suites that stages run, each
 # WORD a stage (its row's suites) or STAGE=SUITE+SUITE: each suite's
@@ -194,17 +202,26 @@ suites_key()
 	suite_files "$@" | xargs -r sha256sum | sha256sum | cut -c1-16
 }
 
-# mutant_key FILE: what a result stays valid for: the target, the
-# stages, the suites, the diff, today's code and the suites its stages
-# run (not the expect and e2e lines: a kept result is judged again
-# against them)
-mutant_key()
+# stage_key FILE WORD: what one stage's result of mutant FILE stays valid
+# for, WORD its stage (and suites) as stage_controls gives it: the
+# mutant's target and diff, today's code, the suites the stage runs, and
+# kunit/ for the kunit stage (not the expect and e2e lines: a kept result
+# is judged again against them)
+stage_key()
 {
-	# shellcheck disable=SC2046 # one word per stage
-	{ header "$1" target; header "$1" stages; header "$1" suites
-	  sed -n '/^\(---\|diff \)/,$p' "$1"; echo "$CODE_KEY"
-	  suites_key $(stage_controls "$1"); } |
+	{ header "$1" target; echo "$2"; sed -n '/^\(---\|diff \)/,$p' "$1"
+	  echo "$CODE_KEY"; suites_key "$2"
+	  [ "${2%%=*}" != kunit ] || echo "$KUNIT_KEY"; } |
 		sha256sum | cut -c1-16
+}
+
+# stage_current FILE WORD: the kept result of that stage is at today's key
+stage_current()
+{
+	local r
+
+	r=$RESULTS/$(basename "$1" .patch)/${2%%=*}.run
+	[ -f "$r" ] && [ "$(sed -n 's/^key //p' "$r")" = "$(stage_key "$1" "$2")" ]
 }
 
 # suites_env FILE: the KNC_SUITES word of the mutant's suites lines
@@ -231,38 +248,41 @@ stage_controls()
 # control_key WORD: the control run of one stage (and its suites)
 control_key()
 {
-	printf '%s\n' control "$1" "$CODE_KEY" "$(suites_key "$1")" | sha256sum | cut -c1-16
+	{ printf '%s\n' control "$1" "$CODE_KEY" "$(suites_key "$1")"
+	  [ "${1%%=*}" != kunit ] || echo "$KUNIT_KEY"; } | sha256sum | cut -c1-16
 }
 
-# judge FILE: the verdict on the kept run of mutant FILE, as
-# "RESULT<tab>SEEN": KILLED when the run failed with every expect line
-# among its failures and every e2e line among those of a stage other
-# than kunit; SURVIVED when not; STALE or ERROR as the run left them;
-# "not run" without a run of this diff and these stages
+# judge FILE: the verdict on the kept results of mutant FILE, one per
+# stage, as "RESULT<tab>SEEN": KILLED when its stages failed, none hung,
+# with every expect line among their failures and every e2e line among
+# those of a stage other than kunit; SURVIVED when not; STALE or ERROR as
+# a run left them; "not run" while a stage has no result at today's key
 judge()
 {
-	local f=$1 n stages e2s e l ok missing=() fails=() rc last
+	local f=$1 n w st r stages e2s e l ok missing=() fails=() last= old=
 
 	n=$(basename "$f" .patch)
-	if [ ! -f "$RESULTS/$n.run" ]; then
-		printf 'not run\t-\n'
-		return
-	fi
-	if [ "$(sed -n 's/^key //p' "$RESULTS/$n.run")" != "$(mutant_key "$f")" ]; then
-		printf 'not run\tlast run at %s, on other code\n' "$(sed -n 's/^commit //p' "$RESULTS/$n.run")"
-		return
-	fi
-	case "$(sed -n 's/^status //p' "$RESULTS/$n.run")" in
-	STALE | ERROR)
-		printf '%s\t%s\n' "$(sed -n 's/^status //p' "$RESULTS/$n.run")" "$(sed -n 's/^note //p' "$RESULTS/$n.run")"
-		return
-		;;
-	esac
+	for w in $(stage_controls "$f"); do
+		r=$RESULTS/$n/${w%%=*}.run
+		if ! stage_current "$f" "$w"; then
+			[ ! -f "$r" ] || old="last run at $(sed -n 's/^commit //p' "$r"), on other code"
+			printf 'not run\t%s\n' "${old:--}"
+			return
+		fi
+	done
+	for w in $(stage_controls "$f"); do
+		r=$RESULTS/$n/${w%%=*}.run
+		case "$(sed -n 's/^status //p' "$r")" in
+		STALE | ERROR)
+			printf '%s\t%s\n' "$(sed -n 's/^status //p' "$r")" "$(sed -n 's/^note //p' "$r")"
+			return
+			;;
+		esac
+		mapfile -t -O "${#fails[@]}" fails <"$RESULTS/$n/${w%%=*}.failures"
+		last+="${last:+; }${w%%=*} $(sed -n 's/^last //p' "$r")"
+	done
 	stages=$(header "$f" stages)
 	e2s=$(echo "$stages" | tr , '\n' | grep -vx kunit | paste -sd, - || true)
-	rc=$(sed -n 's/^rc //p' "$RESULTS/$n.run")
-	last=$(sed -n 's/^last //p' "$RESULTS/$n.run")
-	mapfile -t fails <"$RESULTS/$n.failures"
 	while IFS= read -r e; do
 		ok=0
 		for l in "${fails[@]}"; do
@@ -277,9 +297,10 @@ judge()
 		done
 		[ "$ok" = 1 ] || missing+=("$e (end to end)")
 	done < <(header "$f" e2e)
-	if [ "$rc" = 0 ]; then
+	if [ ${#fails[@]} = 0 ]; then
 		printf 'SURVIVED\tthe run passed: '
-	elif printf '%s\n' "${fails[@]}" | grep -q '^stage [^:]*: \(killed after [0-9]* s\|never finished\)'; then
+	elif [ "$(header "$f" target)" != harness ] &&
+	     printf '%s\n' "${fails[@]}" | grep -q '^stage [^:]*: \(killed after [0-9]* s\|\(the guest \)\?never finished\)'; then
 		printf 'SURVIVED\ta stage hung, which kills nothing: '
 	elif [ ${#missing[@]} -gt 0 ]; then
 		printf 'SURVIVED\tnot among the failures: %s | ' "$(printf '%s; ' "${missing[@]}")"
@@ -291,6 +312,13 @@ judge()
 		head -n 6 | paste -sd';' -)"
 	[ ${#fails[@]} -le 6 ] || printf '; ... (%d more)' $((${#fails[@]} - 6))
 	echo
+}
+
+# stage_field NAME FIELD: FIELD of mutant NAME's stage results, each
+# value once, "/" between
+stage_field()
+{
+	sed -n "s/^$2 //p" "$RESULTS/$1"/*.run 2>/dev/null | sort -u | paste -sd/ -
 }
 
 # table: the markdown table and its totals line, from $RESULTS
@@ -310,8 +338,8 @@ table()
 		at=- t=-
 		if [ "$r" != "not run" ]; then
 			nrun=$((nrun + 1))
-			at="$(sed -n 's/^commit //p' "$RESULTS/$n.run"), $(sed -n 's/^date //p' "$RESULTS/$n.run")"
-			t=$(sed -n 's/^time //p' "$RESULTS/$n.run")
+			at="$(stage_field "$n" commit), $(stage_field "$n" date)"
+			t=$(stage_field "$n" time)
 		fi
 		if [ "$r" = KILLED ]; then
 			nk=$((nk + 1))
@@ -351,8 +379,11 @@ if [ "$list" = table ]; then
 	exit 0
 fi
 
-# without --only or --all: the mutants with no result at today's key
+# without --only or --all: the mutants with a stage that has no result
+# at today's key, and only those stages
+force=1
 if [ -z "$only" ] && [ "$all" = 0 ]; then
+	force=0
 	todo=()
 	for n in "${mutants[@]}"; do
 		IFS=$'\t' read -r r _ < <(judge "$MDIR/$n.patch")
@@ -546,26 +577,38 @@ run_control()
 	knc_log "control $1: exit $rc ($(tail -n1 "$logs/control-$k.log"))"
 }
 
-# run_mutant NAME: prepare, run and record one mutant
+# run_mutant NAME: prepare, run and record one mutant: the stages whose
+# result is not at today's key (every stage with --only or --all)
 run_mutant()
 {
-	local n=$1 f=$MDIR/$1.patch t0 what target stages suites log result seen envw repo rc status ck c
+	local n=$1 f=$MDIR/$1.patch t0 what target log result seen envw repo rc ck c w st
+	local todo=() run_st= run_su= status
 
 	t0=$(date +%s)
 	what=$(header "$f" what)
 	target=$(header "$f" target)
-	stages=$(header "$f" stages)
-	suites=$(suites_env "$f")
+	for w in $(stage_controls "$f"); do
+		if [ "$force" = 1 ] || ! stage_current "$f" "$w" ||
+		   [ "$(sed -n 's/^status //p' "$RESULTS/$n/${w%%=*}.run")" = ERROR ]; then
+			todo+=("$w")
+			run_st+="${run_st:+,}${w%%=*}"
+			[[ "$w" != *=* ]] || run_su+="${run_su:+ }$w"
+		fi
+	done
+	if [ ${#todo[@]} = 0 ]; then
+		knc_log "mutant $n: every stage has a result at today's code"
+		return
+	fi
 	log=$logs/$n.log
-	knc_log "mutant $n ($target, $stages${suites:+, ${suites#KNC_SUITES=}}): $what"
+	knc_log "mutant $n ($target, $run_st${run_su:+, $run_su}): $what"
 	result='' seen='' envw='' repo=$KNC_TOP
 	ck=
-	for c in $(stage_controls "$f"); do
+	for c in "${todo[@]}"; do
 		[ "$(sed -n 's/^rc //p' "$RESULTS/control-$(control_key "$c").run" 2>/dev/null)" = 0 ] ||
 			ck+="$c "
 	done
-	if [ -z "$stages" ] || [ -z "$(header "$f" expect)$(header "$f" e2e)" ]; then
-		result=ERROR seen="header: no stages, or no expect or e2e line"
+	if [ -z "$(header "$f" expect)$(header "$f" e2e)" ]; then
+		result=ERROR seen="header: no expect or e2e line"
 	elif [ -n "$ck" ]; then
 		result=ERROR seen="the control of ${ck% } (today's code, no mutant) did not pass"
 	else
@@ -576,20 +619,24 @@ run_mutant()
 		*) result=ERROR seen="unknown target '$target'" ;;
 		esac
 	fi
+	mkdir -p "$RESULTS/$n"
 	if [ -z "$result" ]; then
 		case "$envw" in REPO=*) repo=${envw#REPO=} envw= ;; esac
 		rc=0
-		env "${clean_env[@]}" ${envw:+"$envw"} ${suites:+"$suites"} "$repo/tools/run-tests.sh" \
-			--jobs 1 --only "$stages" >"$log" 2>&1 </dev/null || rc=$?
-		sed -n '/^Failures:$/,/^[^ ]/s/^  - //p' "$log" >"$RESULTS/$n.failures"
+		env "${clean_env[@]}" ${envw:+"$envw"} ${run_su:+"KNC_SUITES=$run_su"} "$repo/tools/run-tests.sh" \
+			--jobs 1 --only "$run_st" >"$log" 2>&1 </dev/null || rc=$?
 		status=RAN
 	else
-		rc=- status=$result
-		: >"$RESULTS/$n.failures"
+		status=$result
+		: >"$log"
 	fi
-	printf '%s\n' "key $(mutant_key "$f")" "commit $commit" "date $(date -u +%Y-%m-%d)" \
-		"time $(knc_elapsed "$t0")" "status $status" "rc $rc" "last $(tail -n1 "$log" 2>/dev/null)" \
-		"note ${seen//|//}" >"$RESULTS/$n.run"
+	for w in "${todo[@]}"; do
+		st=${w%%=*}
+		sed -n '/^Failures:$/,/^[^ ]/s/^  - //p' "$log" | grep "^stage $st: " >"$RESULTS/$n/$st.failures" || true
+		printf '%s\n' "key $(stage_key "$f" "$w")" "commit $commit" "date $(date -u +%Y-%m-%d)" \
+			"time $(knc_elapsed "$t0")" "status $status" "last $(tail -n1 "$log" 2>/dev/null)" \
+			"note ${seen//|//}" >"$RESULTS/$n/$st.run"
+	done
 	IFS=$'\t' read -r result seen < <(judge "$f")
 	knc_log "mutant $n: $result in $(knc_elapsed "$t0") ($seen)"
 }
