@@ -338,6 +338,22 @@ static void knc_constraint_covers_upstream_codes(struct kunit *test)
 	}
 }
 
+/*
+ * Every umask-0x10 (L2) event is counter-0-only, whatever its code: the
+ * documented ones all have codes 0xc0 and up, so the rule on the umask
+ * is checked on codes below (Documentation/knc-pmu.rst, Scheduling).
+ */
+static void knc_constraint_takes_every_l2_umask(struct kunit *test)
+{
+	static const u8 codes[] = { 0x00, 0x16, 0x2a, 0xbf };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(codes); i++) {
+		KUNIT_EXPECT_TRUE(test, knc_counter0_only(0x1000 | codes[i]));
+		KUNIT_EXPECT_FALSE(test, knc_counter0_only(0x2000 | codes[i]));
+	}
+}
+
 static struct kunit_case knc_events_cases[] = {
 	KUNIT_CASE_PARAM(knc_alias_matches_spec, knc_spec_event_gen_params),
 	KUNIT_CASE(knc_alias_libpfm_spellings),
@@ -347,6 +363,7 @@ static struct kunit_case knc_events_cases[] = {
 	KUNIT_CASE_PARAM(knc_generic_event_maps, knc_map_gen_params),
 	KUNIT_CASE_PARAM(knc_constraint_matches_unit, knc_spec_event_gen_params),
 	KUNIT_CASE(knc_constraint_covers_upstream_codes),
+	KUNIT_CASE(knc_constraint_takes_every_l2_umask),
 	{}
 };
 

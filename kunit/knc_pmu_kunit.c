@@ -427,21 +427,29 @@ static void knc_sched_full_pmu_multiplexes(struct kunit *test)
 	struct perf_event *a = knc_test_counting_event(test, EV_INST);
 	struct perf_event *b = knc_test_counting_event(test, EV_CYCLES);
 	struct perf_event *c = knc_test_counting_event(test, EV_VPU_INST);
+	struct knc_fake_thread *t = knc_test_fake();
 	int idx_a;
 
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(a), 0);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(b), 0);
 	KUNIT_EXPECT_EQ(test, knc_test_sched_in(c), -EAGAIN);
 	KUNIT_EXPECT_EQ(test, c->hw.idx, -1);	/* untouched by the failed add */
+	knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, 1000);
 
+	/* the rotation: each event keeps what it counted on the counter */
 	idx_a = a->hw.idx;
 	knc_test_sched_out(a);
 	KUNIT_ASSERT_EQ(test, knc_test_sched_in(c), 0);
 	KUNIT_EXPECT_EQ(test, c->hw.idx, idx_a);
+	knc_fake_inject(t, EV_VPU_INST & 0xff, EV_VPU_INST >> 8, 500);
+	knc_fake_inject(t, EV_INST & 0xff, EV_INST >> 8, 300);	/* a is off */
 	knc_test_sched_out(b);
 	knc_test_sched_out(c);
-	KUNIT_EXPECT_EQ(test, knc_test_fake()->evtsel[0], 0);
-	KUNIT_EXPECT_EQ(test, knc_test_fake()->evtsel[1], 0);
+	KUNIT_EXPECT_EQ(test, t->evtsel[0], 0);
+	KUNIT_EXPECT_EQ(test, t->evtsel[1], 0);
+	KUNIT_EXPECT_EQ(test, local64_read(&a->count), 1000);
+	KUNIT_EXPECT_EQ(test, local64_read(&b->count), 0);
+	KUNIT_EXPECT_EQ(test, local64_read(&c->count), 500);
 }
 
 /* An unconstrained event leaves counter 0 for the L2 event that follows. */
@@ -923,6 +931,7 @@ static void knc_first_event_takes_its_thread(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, me->evtsel[0], 0);
 	KUNIT_EXPECT_EQ(test, me->evtsel[1], 0);
+	KUNIT_EXPECT_EQ(test, me->global_ctrl, 0);	/* its reset value */
 	KUNIT_EXPECT_EQ(test, me->lvtpc, KNC_TEST_KERNEL_LVTPC);
 	KUNIT_EXPECT_FALSE(test, knc_cpu_hw(knc_test_cpu)->owned);
 	for_each_online_cpu(cpu) {
