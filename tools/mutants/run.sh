@@ -224,15 +224,6 @@ stage_current()
 	[ -f "$r" ] && [ "$(sed -n 's/^key //p' "$r")" = "$(stage_key "$1" "$2")" ]
 }
 
-# suites_env FILE: the KNC_SUITES word of the mutant's suites lines
-suites_env()
-{
-	local v
-
-	v=$(header "$1" suites | paste -sd' ' -)
-	[ -z "$v" ] || echo "KNC_SUITES=$v"
-}
-
 # stage_controls FILE: one word per stage of the mutant, STAGE or
 # STAGE=SUITE+SUITE: the controls it needs
 stage_controls()
@@ -259,7 +250,7 @@ control_key()
 # a run left them; "not run" while a stage has no result at today's key
 judge()
 {
-	local f=$1 n w st r stages e2s e l ok missing=() fails=() last= old=
+	local f=$1 n w st r stages e2s e l ok missing=() fails=() last='' old=''
 
 	n=$(basename "$f" .patch)
 	for w in $(stage_controls "$f"); do
@@ -582,7 +573,7 @@ run_control()
 run_mutant()
 {
 	local n=$1 f=$MDIR/$1.patch t0 what target log result seen envw repo rc ck c w st
-	local todo=() run_st= run_su= status
+	local todo=() run_st='' run_su='' status
 
 	t0=$(date +%s)
 	what=$(header "$f" what)
