@@ -1274,13 +1274,14 @@ static void knc_freq_workload(struct perf_event *e, unsigned int ms,
 			      unsigned int win_ms, struct knc_freq_run *r)
 {
 	struct knc_fake_thread *t = knc_test_fake();
-	u64 start, now, clock0, win_start = 0;
+	u64 start, end, now, clock0, win_start = 0;
 	unsigned int n_at_win = 0;
 	bool was_throttled = false;
 	unsigned long flags;
 
 	memset(r, 0, sizeof(*r));
 	start = ktime_get_ns();
+	end = start + (u64)ms * NSEC_PER_MSEC;
 	clock0 = local_clock();
 	do {
 		u64 due;
@@ -1291,7 +1292,12 @@ static void knc_freq_workload(struct perf_event *e, unsigned int ms,
 			win_start = now;
 			n_at_win = knc_samples[0].n;
 		}
-		while (r->injected < due) {
+		/*
+		 * Up to the next overflow at a time, so a driver that leaves
+		 * the period at 1 makes one pass per event: stop at the end
+		 * of the run even if behind, so that it fails, not hangs.
+		 */
+		while (r->injected < due && ktime_get_ns() < end) {
 			u64 n = due - r->injected;
 			bool running;
 			int idx;
@@ -1313,7 +1319,7 @@ static void knc_freq_workload(struct perf_event *e, unsigned int ms,
 			r->injected += n;
 		}
 		usleep_range(500, 1000);
-	} while (now - start < (u64)ms * NSEC_PER_MSEC);
+	} while (now < end);
 	r->win_ns = now - win_start;
 	r->win_n = knc_samples[0].n - n_at_win;
 }
