@@ -39,24 +39,8 @@ KNC_LOG_TAG=check
 KNC_KERNEL_VARIANT=standalone	# the kernel make test builds
 . "$(dirname "$0")/lib.sh"
 
-passed=0
-failed=0
-skipped=0
 logdir=$KNC_CACHE/check
 mkdir -p "$logdir"
-
-# result NAME PASS|FAIL|SKIP: one KTAP result line (make test parses
-# them with kunit.py, tools/run-tests.sh)
-nresult=0
-result()
-{
-	nresult=$((nresult + 1))
-	case "$2" in
-	PASS) passed=$((passed + 1)); echo "ok $nresult $1" ;;
-	FAIL) failed=$((failed + 1)); echo "not ok $nresult $1" ;;
-	*) skipped=$((skipped + 1)); echo "ok $nresult $1 # SKIP no-standalone-kernel: not built yet" ;;
-	esac
-}
 
 # Tracked and untracked-but-not-ignored files, so generated *.mod.c and
 # build output never get checked or copied.
@@ -84,16 +68,16 @@ check_checkpatch()
 	mapfile -t files < <(sources)
 	if [ ${#files[@]} -eq 0 ]; then
 		echo "check: no *.c/*.h files found (git ls-files failed?)" >"$log"
-		result checkpatch FAIL "no *.c/*.h files found"
+		ktap_result checkpatch FAIL "no *.c/*.h files found"
 		return
 	fi
 	if (cd "$KNC_TOP" && "$KNC_SRC/scripts/checkpatch.pl" --strict --no-tree \
 		--show-types --no-summary -f "${files[@]}") >"$log" 2>&1 &&
 	   ! grep -qE '^(ERROR|WARNING|CHECK):' "$log"; then
-		result checkpatch PASS
+		ktap_result checkpatch PASS
 	else
 		sed 's/^/# /' "$log" | head -n 60
-		result checkpatch FAIL
+		ktap_result checkpatch FAIL
 	fi
 }
 
@@ -121,17 +105,17 @@ check_build()
 			tail -n 25 "$log" | sed 's/^/# /'
 		fi
 		echo "# (full log: $log)"
-		result "$name" FAIL
+		ktap_result "$name" FAIL
 	else
 		[ "$other" = 0 ] ||
 			echo "# $name: $other warning(s) from kernel headers ignored, see $log"
-		result "$name" PASS
+		ktap_result "$name" PASS
 	fi
 	make -C "$dir" KDIR="$kdir" clean >/dev/null 2>&1 || true
 }
 
-echo "KTAP version 1"
-echo "1..8"	# tally-selftest mutants-apply docs abi-doc checkpatch build-6.1 build-6.12 build-standalone-kernel
+# tally-selftest mutants-apply docs abi-doc checkpatch, a build per kernel line
+ktap_begin 8
 
 # A failure always says why here, and ends nothing else: a selftest that
 # dies with only PASS lines in its log leaves grep -v nothing to select,
@@ -139,12 +123,12 @@ echo "1..8"	# tally-selftest mutants-apply docs abi-doc checkpatch build-6.1 bui
 rc=0
 "$KNC_TOOLS/selftest-tally.sh" >"$logdir/tally-selftest.log" 2>&1 || rc=$?
 if [ "$rc" = 0 ]; then
-	result tally-selftest PASS
+	ktap_result tally-selftest PASS
 else
 	echo "# tally-selftest exited $rc; its lines but the passes:"
 	{ grep -v ': PASS$' "$logdir/tally-selftest.log" || true; } |
 		sed 's/^/# /' | head -n 40
-	result tally-selftest FAIL
+	ktap_result tally-selftest FAIL
 fi
 
 # a stale mutant kills nothing: say so here, in make test, not only at
@@ -155,10 +139,10 @@ for f in "$KNC_TOOLS"/mutants/*.patch; do
 	git -C "$KNC_TOP" apply --check "$f" >/dev/null 2>&1 || stale+=" $(basename "$f" .patch)"
 done
 if [ -z "$stale" ]; then
-	result mutants-apply PASS
+	ktap_result mutants-apply PASS
 else
 	echo "# no longer apply:$stale (update them: tools/mutants/run.sh --only NAME)"
-	result mutants-apply FAIL
+	ktap_result mutants-apply FAIL
 fi
 
 # the RST documentation, as Sphinx builds it
@@ -166,11 +150,11 @@ rm -rf "$logdir/sphinx"
 if command -v sphinx-build >/dev/null &&
    sphinx-build -W -q -C -D master_doc=knc-pmu -b html "$KNC_TOP/Documentation" \
 	"$logdir/sphinx" >"$logdir/sphinx.log" 2>&1; then
-	result docs PASS
+	ktap_result docs PASS
 else
 	command -v sphinx-build >/dev/null || echo "# sphinx-build missing (run tools/install-deps.sh)"
 	sed 's/^/# /' "$logdir/sphinx.log" 2>/dev/null | head -n 20
-	result docs FAIL
+	ktap_result docs FAIL
 fi
 
 # the ABI file against what knc_events.c registers
@@ -187,10 +171,10 @@ while read -r name bits; do
 		abimiss="$abimiss format/$name"
 done < <(sed -n 's/^PMU_FORMAT_ATTR(\([a-z]*\),[[:space:]]*"\([^"]*\)");/\1 \2/p' "$KNC_TOP/knc_events.c")
 if [ -z "$abimiss" ] && grep -q '^What:.*/knc/rdpmc$' "$abi"; then
-	result abi-doc PASS
+	ktap_result abi-doc PASS
 else
 	echo "# not in $abi:$abimiss"
-	result abi-doc FAIL
+	ktap_result abi-doc FAIL
 fi
 
 knc_ensure_source
@@ -204,16 +188,14 @@ for v in 6.1 6.12; do
 		check_build "build-$v" "$hdr"
 	else
 		echo "# no /usr/src/linux-headers-$v.*-amd64 (run tools/install-deps.sh)"
-		result "build-$v" FAIL
+		ktap_result "build-$v" FAIL
 	fi
 done
 
 if knc_kernel_ready; then
 	check_build build-standalone-kernel "$KNC_KBUILD"
 else
-	result build-standalone-kernel SKIP
+	ktap_result build-standalone-kernel SKIP "no-standalone-kernel: not built yet"
 fi
 
-[ "$skipped" = 0 ] || echo "# $skipped skipped (standalone kernel not built yet)"
-echo "# $passed passed, $failed failed"
-[ "$failed" = 0 ] || exit 1
+ktap_end

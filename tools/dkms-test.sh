@@ -22,20 +22,7 @@ KNC_LOG_TAG=dkms
 # shellcheck source=tools/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-passed=0
-failed=0
 plan=()
-
-nres=0
-res()
-{
-	nres=$((nres + 1))
-	[ -z "${3:-}" ] || echo "# $1: $3"
-	case "$2" in
-	PASS) passed=$((passed + 1)); echo "ok $nres $1" ;;
-	*) failed=$((failed + 1)); echo "not ok $nres $1" ;;
-	esac
-}
 
 # progress as KTAP diagnostics
 knc_log()
@@ -49,9 +36,9 @@ check()
 
 	shift
 	if out=$("$@" 2>&1); then
-		res "$name" PASS
+		ktap_result "$name" PASS
 	else
-		res "$name" FAIL "$(printf '%s\n' "$out" | tail -n 3 | tr '\n' ' ')"
+		ktap_result "$name" FAIL "$(printf '%s\n' "$out" | tail -n 3 | tr '\n' ' ')"
 	fi
 }
 
@@ -83,13 +70,12 @@ for k in "${kvers[@]}"; do
 	plan+=("build-$k" "install-$k" "installed-module-$k" "modinfo-$k")
 done
 plan+=(remove system-as-found)
-echo "KTAP version 1"
-echo "1..${#plan[@]}"	# ${plan[*]}
+ktap_begin ${#plan[@]}
 
 
 [ -n "$ver" ] && [ "$ver" = "$modver" ] &&
-	res version-matches-module PASS "$ver" ||
-	res version-matches-module FAIL "dkms.conf '$ver', MODULE_VERSION '$modver'"
+	ktap_result version-matches-module PASS "$ver" ||
+	ktap_result version-matches-module FAIL "dkms.conf '$ver', MODULE_VERSION '$modver'"
 
 # the test's own package, gone however the script ends; also a leftover
 # of an interrupted run
@@ -123,13 +109,13 @@ for k in "${kvers[@]}"; do
 	mv=$(modinfo -F version "$ko" 2>/dev/null || true)
 	if [ "${vm%% *}" = "$k" ] && [ "$al" = "cpu:type:x86,ven*fam000Bmod0001:feature:*" ] &&
 	   [ "$mv" = "$ver" ] && modprobe -n -S "$k" knc-perf >/dev/null 2>&1; then
-		res "installed-module-$k" PASS "$ko, version $mv"
+		ktap_result "installed-module-$k" PASS "$ko, version $mv"
 		case "$k:$ko" in
 		6.12.*.xz) xz -dc "$ko" >"$keep/knc-perf-6.12.ko" ;;
 		6.12.*) cp "$ko" "$keep/knc-perf-6.12.ko" ;;
 		esac
 	else
-		res "installed-module-$k" FAIL "$ko: vermagic '$vm', alias '$al', version '$mv'"
+		ktap_result "installed-module-$k" FAIL "$ko: vermagic '$vm', alias '$al', version '$mv'"
 	fi
 	# what a user reads before loading it: a description, the kernels
 	# it supports, and a description for every parameter
@@ -140,9 +126,9 @@ for k in "${kvers[@]}"; do
 	np=$(modinfo -F parmtype "$ko" 2>/dev/null | grep -c . || true)
 	if [ -n "$(modinfo -F description "$ko" 2>/dev/null)" ] &&
 	   [ -n "$(modinfo -F kernels "$ko" 2>/dev/null)" ] && [ "$np" -gt 0 ] && [ -z "$bare" ]; then
-		res "modinfo-$k" PASS "description, kernels, $np parameters described"
+		ktap_result "modinfo-$k" PASS "description, kernels, $np parameters described"
 	else
-		res "modinfo-$k" FAIL "$np parameters, undescribed:${bare:- none}; description or kernels missing?"
+		ktap_result "modinfo-$k" FAIL "$np parameters, undescribed:${bare:- none}; description or kernels missing?"
 	fi
 done
 
@@ -154,8 +140,7 @@ for k in "${kvers[@]}"; do
 	[ ! -e "/lib/modules/$k/updates/dkms/knc-perf.ko" ] || left="$left $k"
 done
 [ "$after" = "$before" ] && [ -z "$left" ] && [ ! -e "$src" ] &&
-	res system-as-found PASS "dkms status: ${after:-(none)}" ||
-	res system-as-found FAIL "dkms status '$after' (was '$before'), modules left for:$left"
+	ktap_result system-as-found PASS "dkms status: ${after:-(none)}" ||
+	ktap_result system-as-found FAIL "dkms status '$after' (was '$before'), modules left for:$left"
 
-echo "# $passed passed, $failed failed"
-[ "$failed" = 0 ]
+ktap_end

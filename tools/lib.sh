@@ -374,6 +374,47 @@ knc_log_clean()
 # vm-end; counted apart from what the project tests, a failure of one
 # still a failure), "failure TEXT", "skip TEXT".
 
+# --- KTAP of the host's check scripts (check.sh, dkms-test.sh,
+# upstream-series.sh), which make test reads with kunit.py ---
+
+ktap_n=0
+ktap_passed=0
+ktap_failed=0
+ktap_skipped=0
+
+# ktap_begin N: the header and the plan of N results
+ktap_begin()
+{
+	echo "KTAP version 1"
+	echo "1..$1"
+}
+
+# ktap_result NAME PASS|FAIL|SKIP [DETAIL]: one result, DETAIL's last 15
+# lines as "# " lines before it; a SKIP's DETAIL is its reason
+# ("key: text", which the stage table's allow-skip names by key)
+ktap_result()
+{
+	ktap_n=$((ktap_n + 1))
+	case "$2" in
+	PASS | FAIL) [ -z "${3:-}" ] || printf '%s\n' "$3" | tail -n 15 | sed 's/^/# /' ;;
+	esac
+	case "$2" in
+	PASS) ktap_passed=$((ktap_passed + 1)); echo "ok $ktap_n $1" ;;
+	SKIP) ktap_skipped=$((ktap_skipped + 1)); echo "ok $ktap_n $1 # SKIP ${3:-}" ;;
+	*) ktap_failed=$((ktap_failed + 1)); echo "not ok $ktap_n $1" ;;
+	esac
+}
+
+# ktap_end: the totals; fails when a result failed
+ktap_end()
+{
+	local sk=
+
+	[ "$ktap_skipped" = 0 ] || sk=", $ktap_skipped skipped"
+	echo "# $ktap_passed passed, $ktap_failed failed$sk"
+	[ "$ktap_failed" = 0 ]
+}
+
 # result FILE KEY VALUE...: one line of a stage's result
 result()
 {

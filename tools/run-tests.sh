@@ -471,7 +471,8 @@ build_modules()
 }
 
 # The programs every VM carries in /knc, built once per run: every *.c
-# of these directories, static, -O2 -Wall and the flags of its own
+# of these directories, static, -O2 -Wall, the kernel source's
+# tools/testing/selftests on the include path and the flags of its own
 # "/* knc-cflags: ... */" line; knc_model_test.c and knc_model_spflt.c
 # are a module (build_modules) and
 # papi-count.c links Debian's PAPI
@@ -500,13 +501,16 @@ build_progs()
 		rm -rf "$build/progs"
 		mkdir -p "$build/progs"
 		set -e
+		# the test programs print KTAP with the kernel's kselftest.h
+		knc_ensure_source
+		kst=-I$KNC_SRC/tools/testing/selftests
 		# one make -j: a VM stage waits for these (~15 s one at a time)
 		{
 			for d in $PROG_DIRS; do
 				for src in "$KNC_TOP/$d"/*.c; do
 					case "${src##*/}" in knc_model_test.c | knc_model_spflt.c) continue ;; esac
 					flags=$(sed -n 's|^/\* knc-cflags: \(.*\) \*/$|\1|p' "$src")
-					prog_rule "$(basename "$src" .c)" "$src" -O2 -Wall "$flags"
+					prog_rule "$(basename "$src" .c)" "$src" -O2 -Wall "$kst" "$flags"
 				done
 			done
 			for n in $WORKLOADS; do
@@ -516,8 +520,8 @@ build_progs()
 			for n in $LOADLOOPS; do
 				prog_rule "loadloop-$n" "$KNC_TOOLS/e2e/loadloop.S" -nostdlib -DKNC_LOOPS="$n"
 			done
-			printf 'all: %s\n%s: %s\n\tgcc -O2 -Wall -o $@ $< -lpapi -lpfm\n' \
-				"$build/progs/papi-count" "$build/progs/papi-count" "$KNC_TOOLS/papi/papi-count.c"
+			printf 'all: %s\n%s: %s\n\tgcc -O2 -Wall %s -o $@ $< -lpapi -lpfm\n' \
+				"$build/progs/papi-count" "$build/progs/papi-count" "$KNC_TOOLS/papi/papi-count.c" "$kst"
 		} >"$build/progs.mk"
 		make -s -j"$(nproc)" -f "$build/progs.mk" all
 		for n in $WORKLOADS; do

@@ -167,19 +167,24 @@ if [ -x /bin/busybox ]; then
 	else
 		verdict guest-undefined-check-fails FAIL "got '$out'"
 	fi
-	# a program's plan: its own "TAG: plan N" before its verdicts, and
-	# exactly N of them
-	printf '%s\n' 'p_ok() { echo "T: plan 2"; echo "T: a: PASS"; echo "T: b: PASS"; }' \
-		'p_short() { echo "T: plan 3"; echo "T: a: PASS"; echo "T: b: PASS"; }' \
-		'p_none() { echo "T: a: PASS"; }' \
-		'p_late() { echo "T: a: PASS"; echo "T: plan 1"; }' \
-		'p_exit() { echo "T: plan 1"; echo "T: a: PASS"; return 3; }' \
-		'check_planned() { ktap_program T p_ok; }' 'check_short() { ktap_program T p_short; }' \
-		'check_unplanned() { ktap_program T p_none; }' 'check_late_plan() { ktap_program T p_late; }' \
-		'check_exit() { ktap_program T p_exit; }' >"$tmp/suite-plan.sh"
-	sed "s|/tmp/knc-prog|$tmp/knc-prog|g" "$KNC_TOOLS/guest/lib.sh" >"$tmp/guest-lib-prog.sh"
+	# a program's KTAP (kselftest.h): its plan before its results, exactly
+	# that many, numbered in order, exit 0 (or 1 with a failure)
+	printf '%s\n' 'p_ok() { printf "%s\\n" "TAP version 13" 1..2 "# a detail" "ok 1 a" "ok 2 b"; }' \
+		'p_failed() { printf "%s\\n" 1..2 "ok 1 a" "not ok 2 b"; return 1; }' \
+		'p_short() { printf "%s\\n" 1..3 "ok 1 a" "ok 2 b"; }' \
+		'p_none() { echo "ok 1 a"; }' \
+		'p_late() { printf "%s\\n" "ok 1 a" 1..1; }' \
+		'p_exit() { printf "%s\\n" 1..1 "ok 1 a"; return 1; }' \
+		'p_skip() { printf "%s\\n" 1..1 "ok 1 a # SKIP why"; }' \
+		'p_order() { printf "%s\\n" 1..2 "ok 2 a" "ok 1 b"; }' \
+		'check_planned() { ktap_program p_ok; }' 'check_failed() { ktap_program p_failed; }' \
+		'check_short() { ktap_program p_short; }' \
+		'check_unplanned() { ktap_program p_none; }' 'check_late_plan() { ktap_program p_late; }' \
+		'check_exit() { ktap_program p_exit; }' 'check_skip() { ktap_program p_skip; }' \
+		'check_order() { ktap_program p_order; }' >"$tmp/suite-plan.sh"
+	sed "s|/tmp/knc-prog|$tmp/knc-prog|g; s|/tmp/knc-doc|$tmp/knc-doc|g" "$KNC_TOOLS/guest/lib.sh" >"$tmp/guest-lib-prog.sh"
 	out=$(guest_suite "$tmp/guest-lib-prog.sh" "$tmp/suite-plan.sh")
-	if [ "$out" = "1..5|ok 1 planned|not ok 2 short|not ok 3 unplanned|not ok 4 late-plan|not ok 5 exit|" ]; then
+	if [ "$out" = "1..8|ok 1 planned|not ok 2 failed|not ok 3 short|not ok 4 unplanned|not ok 5 late-plan|not ok 6 exit|not ok 7 skip|not ok 8 order|" ]; then
 		verdict guest-program-plan-kept PASS
 	else
 		verdict guest-program-plan-kept FAIL "got '$out'"
@@ -321,8 +326,12 @@ mkdir -p "$tmp/ck/tools"
 cp "$KNC_TOOLS/check.sh" "$tmp/ck/tools/"
 printf '%s\n' '#!/bin/sh' 'echo "selftest: a: PASS"' 'exit 1' >"$tmp/ck/tools/selftest-tally.sh"
 chmod +x "$tmp/ck/tools/selftest-tally.sh"
-printf '%s\n' "KNC_CACHE=$tmp/ck/cache KNC_TOP=$tmp/ck KNC_TOOLS=$tmp/ck/tools" \
-	'knc_ensure_source() { exit 0; }' >"$tmp/ck/tools/lib.sh"
+{
+	printf '%s\n' "KNC_CACHE=$tmp/ck/cache KNC_TOP=$tmp/ck KNC_TOOLS=$tmp/ck/tools" \
+		'knc_ensure_source() { exit 0; }'
+	# the real KTAP helpers
+	sed -n '/^ktap_n=0$/,/^# result FILE KEY/p' "$KNC_TOOLS/lib.sh"
+} >"$tmp/ck/tools/lib.sh"
 bash "$tmp/ck/tools/check.sh" >"$tmp/ck.out" 2>&1 || true
 if grep -q '^not ok 1 tally-selftest$' "$tmp/ck.out" &&
    grep -q '^# tally-selftest exited 1' "$tmp/ck.out"; then

@@ -33,21 +33,7 @@ knc_log()
 
 patches=$(knc_upstream_patches)
 n=$(echo "$patches" | grep -c .)
-echo "KTAP version 1"
-echo "1..$((3 * n + 1))"
-nres=0
-failed=0
-res()
-{
-	nres=$((nres + 1))
-	if [ "$2" = PASS ]; then
-		echo "ok $nres $1"
-	else
-		failed=$((failed + 1))
-		[ -z "${3:-}" ] || printf '%s\n' "$3" | tail -n 15 | sed 's/^/# /'
-		echo "not ok $nres $1"
-	fi
-}
+ktap_begin $((3 * n + 1))
 
 knc_ensure_source
 work=$(mktemp -d)
@@ -67,19 +53,19 @@ for p in $patches; do
 	knc_log "$(basename "$p")"
 	if out=$(patch -d "$work/tree" -p1 -F0 --no-backup-if-mismatch <"$p" 2>&1) &&
 	   ! grep -qi 'offset\|fuzz' <<<"$out"; then
-		res "$name-applies" PASS
+		ktap_result "$name-applies" PASS
 	else
-		res "$name-applies" FAIL "$out"
+		ktap_result "$name-applies" FAIL "$out"
 	fi
 	if out=$(cd "$KNC_SRC" && scripts/checkpatch.pl --strict "$p" 2>&1) &&
 	   grep -q '^total: 0 errors, 0 warnings, 0 checks' <<<"$out"; then
-		res "$name-checkpatch" PASS
+		ktap_result "$name-checkpatch" PASS
 	else
-		res "$name-checkpatch" FAIL "$out"
+		ktap_result "$name-checkpatch" FAIL "$out"
 	fi
 	objs=$(sed -n 's|^diff --git a/arch/x86/events/\([^ ]*\)\.c b/.*|\1.o|p' "$p")
 	if [ -z "$objs" ]; then
-		res "$name-builds-w1" FAIL "no C file of arch/x86/events changed: nothing to build"
+		ktap_result "$name-builds-w1" FAIL "no C file of arch/x86/events changed: nothing to build"
 		continue
 	fi
 	rm -rf "$work/m"
@@ -87,16 +73,15 @@ for p in $patches; do
 	# shellcheck disable=SC2086 # one word per object
 	if out=$(make -C "$KNC_KBUILD" M="$work/m" W=1 $objs 2>&1) &&
 	   ! grep -q 'warning:' <<<"$out"; then
-		res "$name-builds-w1" PASS
+		ktap_result "$name-builds-w1" PASS
 	else
-		res "$name-builds-w1" FAIL "$out"
+		ktap_result "$name-builds-w1" FAIL "$out"
 	fi
 done
 
 if ls "$KNC_TOP"/upstream/0000-cover-letter.patch >/dev/null 2>&1; then
-	res series-cover-letter PASS
+	ktap_result series-cover-letter PASS
 else
-	res series-cover-letter FAIL "upstream/0000-cover-letter.patch missing"
+	ktap_result series-cover-letter FAIL "upstream/0000-cover-letter.patch missing"
 fi
-echo "# $((nres - failed)) passed, $failed failed"
-[ "$failed" = 0 ]
+ktap_end

@@ -6,10 +6,12 @@
  * 65534 (init sets perf_event_paranoid to 1 first, so an unprivileged
  * per-task user-mode event is allowed and only any=1 is refused).
  *
- * Prints its plan, "KNC-E2E: plan 1", "KNC-E2E-INFO: bad-attr: <case>:
- * ok|BAD <detail>" per case and "KNC-E2E: bad-attr-matrix: PASS|FAIL <n>
- * cases, <m> bad" at the end: the cases are one verdict.
- * Build: gcc -static -O2 badattr.c -o badattr
+ * Prints KTAP with kselftest.h: its plan, "1..1" (the checks[] table: the
+ * cases are one check), "KNC-E2E-INFO: bad-attr: <case>: ok|BAD <detail>"
+ * per case and at the end "# <n> cases, <m> bad" and "ok 1
+ * bad-attr-matrix" or "not ok 1 bad-attr-matrix"; exit status 1 if it
+ * failed.
+ * Build: gcc -static -O2 -I<linux>/tools/testing/selftests badattr.c -o badattr
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +23,8 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "kselftest.h"
 
 #define EV_INSNS	0x16ULL
 #define EV_CYCLES	0x2aULL
@@ -150,7 +154,8 @@ static void expect_counts(const char *name, uint64_t config)
 	check(name, fd, 0);
 }
 
-int main(void)
+/* every case: 1 if each got the errno it should */
+static int bad_attr_matrix(char *d, size_t n)
 {
 	static const uint64_t three[] = { EV_INSNS, EV_CYCLES, EV_BRANCHES };
 	static const uint64_t two_l2[] = { EV_L2_READ_MISS, EV_L2_0xc8 };
@@ -158,12 +163,11 @@ int main(void)
 	struct perf_event_attr attr;
 	FILE *f;
 
-	printf("KNC-E2E: plan 1\n");
-	fflush(stdout);
 	f = fopen("/sys/bus/event_source/devices/knc/type", "r");
 	if (!f || fscanf(f, "%u", &knc_type) != 1) {
-		printf("KNC-E2E: bad-attr-matrix: FAIL cannot read the knc PMU type\n");
-		return 1;
+		if (f)
+			fclose(f);
+		return snprintf(d, n, "cannot read the knc PMU type"), 0;
 	}
 	fclose(f);
 	printf("KNC-E2E-INFO: bad-attr: knc PMU type %u\n", knc_type);
@@ -229,7 +233,31 @@ int main(void)
 		expect_config("any=1-unprivileged", EV_INSNS | CFG_BIT(21), EACCES);
 	}
 
-	printf("KNC-E2E: bad-attr-matrix: %s %d cases, %d bad\n",
-	       nbad ? "FAIL" : "PASS", ncases, nbad);
-	return nbad != 0;
+	snprintf(d, n, "%d cases, %d bad", ncases, nbad);
+	return !nbad;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(char *d, size_t n);
+} checks[] = {
+	{ "bad-attr-matrix", bad_attr_matrix },
+};
+
+int main(void)
+{
+	unsigned int i;
+	char d[128];
+	int ok;
+
+	ksft_print_header();
+	ksft_set_plan(ARRAY_SIZE(checks));
+	for (i = 0; i < ARRAY_SIZE(checks); i++) {
+		d[0] = 0;
+		ok = checks[i].fn(d, sizeof(d));
+		if (d[0])
+			ksft_print_msg("%s\n", d);
+		ksft_test_result(ok, "%s\n", checks[i].name);
+	}
+	ksft_finished();
 }

@@ -7,12 +7,16 @@
  *
  * WORKLOAD is a static program executing INSNS user instructions of which
  * BRANCHES are branches (tools/e2e/workload.S).  Each check runs it in a
- * child, with the events attached to the child and enabled on exec, and
- * prints "KNC-E2E: feat-NAME: PASS|FAIL detail":
+ * child, with the events attached to the child and enabled on exec.
+ * Prints KTAP with kselftest.h: its plan "1..N", N the size of the
+ * checks[] table, then per check its detail as a "# " line and "ok K
+ * feat-NAME" or "not ok K feat-NAME"; exit status 1 if one failed, 2
+ * without a knc PMU (before the plan).  The checks, in the order they run:
  *
  *	group-read	{instructions, branches}: read_format GROUP|ID, exact,
  *			ids as PERF_EVENT_IOC_ID says
- *	reset		PERF_EVENT_IOC_RESET zeroes the count
+ *	reset		PERF_EVENT_IOC_RESET zeroes group-read's count, its
+ *			task gone
  *	period		PERF_EVENT_IOC_PERIOD before the run: samples follow
  *			the new period
  *	refresh		PERF_EVENT_IOC_REFRESH 3: exactly 3 samples, then off
@@ -31,7 +35,6 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +44,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "kselftest.h"
 
 #define EV_INSNS	0x16
 #define EV_BRANCHES	0x12
@@ -52,16 +57,15 @@ static const char *workload;
 static unsigned long long insns, branches;
 static int sigios;	/* atomics: the handler adds, main reads */
 
-static void result(const char *name, int ok, const char *fmt, ...)
-{
-	va_list ap;
+/* group-read's pair, which reset reads again and closes */
+static int group_fd0 = -1, group_fd1 = -1;
 
-	printf("KNC-E2E: feat-%s: %s ", name, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
+/* a check's verdict: its detail as a diagnostic, then ok or not ok */
+static void result(const char *name, int ok, const char *detail)
+{
+	if (detail[0])
+		ksft_print_msg("%s\n", detail);
+	ksft_test_result(ok, "feat-%s\n", name);
 }
 
 static int open_event(struct perf_event_attr *attr, pid_t pid, int group)
@@ -202,42 +206,56 @@ static int open_pair(pid_t pid, uint64_t period, int *fd1)
 	return fd0;
 }
 
-static void check_group_read(void)
+static int check_group_read(char *d, size_t n)
 {
 	struct child c;
 	uint64_t v[5], id0 = 0, id1 = 0;
 	int fd0, fd1, rc;
 
 	if (child_start(&c))
-		return result("group-read", 0, "fork: %s", strerror(errno));
+		return snprintf(d, n, "fork: %s", strerror(errno)), 0;
 	fd0 = open_pair(c.pid, 0, &fd1);
 	if (fd0 < 0) {
 		child_run(&c);
-		return result("group-read", 0, "open: %s", strerror(errno));
+		return snprintf(d, n, "open: %s", strerror(errno)), 0;
 	}
+	group_fd0 = fd0;
+	group_fd1 = fd1;
 	ioctl(fd0, PERF_EVENT_IOC_ID, &id0);
 	ioctl(fd1, PERF_EVENT_IOC_ID, &id1);
 	rc = child_run(&c);
-	if (read(fd0, v, sizeof(v)) != 5 * sizeof(uint64_t)) {
-		result("group-read", 0, "read: %s", strerror(errno));
+	if (read(fd0, v, sizeof(v)) != 5 * sizeof(uint64_t))
+		return snprintf(d, n, "read: %s", strerror(errno)), 0;
+	snprintf(d, n, "nr %llu: %llu (id %llu) %llu (id %llu), want %llu %llu, ids %llu %llu",
+		 (unsigned long long)v[0], (unsigned long long)v[1],
+		 (unsigned long long)v[2], (unsigned long long)v[3],
+		 (unsigned long long)v[4], insns, branches,
+		 (unsigned long long)id0, (unsigned long long)id1);
+	return rc == 0 && v[0] == 2 && v[1] == insns && v[2] == id0 &&
+	       v[3] == branches && v[4] == id1;
+}
+
+/* the count stays readable after the task is gone; RESET zeroes it */
+static int check_reset(char *d, size_t n)
+{
+	uint64_t v[5];
+	int ok;
+
+	if (group_fd0 < 0)
+		return snprintf(d, n, "not run: group-read has no events"), 0;
+	ioctl(group_fd0, PERF_EVENT_IOC_RESET, 0);
+	if (read(group_fd0, v, sizeof(v)) > 0) {
+		ok = v[1] == 0;
+		snprintf(d, n, "%llu after RESET, was %llu", (unsigned long long)v[1], insns);
 	} else {
-		result("group-read", rc == 0 && v[0] == 2 && v[1] == insns &&
-		       v[2] == id0 && v[3] == branches && v[4] == id1,
-		       "nr %llu: %llu (id %llu) %llu (id %llu), want %llu %llu, ids %llu %llu",
-		       (unsigned long long)v[0], (unsigned long long)v[1],
-		       (unsigned long long)v[2], (unsigned long long)v[3],
-		       (unsigned long long)v[4], insns, branches,
-		       (unsigned long long)id0, (unsigned long long)id1);
+		ok = 0;
+		snprintf(d, n, "read: %s", strerror(errno));
 	}
-	/* the count stays readable after the task is gone; RESET zeroes it */
-	ioctl(fd0, PERF_EVENT_IOC_RESET, 0);
-	if (read(fd0, v, sizeof(v)) > 0)
-		result("reset", v[1] == 0, "%llu after RESET, was %llu",
-		       (unsigned long long)v[1], insns);
-	else
-		result("reset", 0, "read: %s", strerror(errno));
-	close(fd1);
-	close(fd0);
+	close(group_fd1);
+	close(group_fd0);
+	group_fd0 = -1;
+	group_fd1 = -1;
+	return ok;
 }
 
 /* A sampling event on a fresh child, with its ring mapped. */
@@ -261,7 +279,7 @@ static int sampler(struct child *c, struct ring *r, uint64_t config,
 	return fd;
 }
 
-static void check_period(void)
+static int check_period(char *d, size_t len)
 {
 	uint64_t p1 = 100000, p2 = 20000;
 	struct child c;
@@ -270,21 +288,22 @@ static void check_period(void)
 	int fd;
 
 	if (child_start(&c))
-		return result("period", 0, "fork");
+		return snprintf(d, len, "fork"), 0;
 	fd = sampler(&c, &r, EV_INSNS, p1, 0);
 	if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_PERIOD, &p2)) {
 		child_run(&c);
-		return result("period", 0, "open/ioctl: %s", strerror(errno));
+		return snprintf(d, len, "open/ioctl: %s", strerror(errno)), 0;
 	}
 	child_run(&c);
 	n = ring_samples(&r, NULL, NULL);
-	result("period", n == insns / p2, "%lu samples, want %llu (period %llu, was %llu)",
-	       n, insns / p2, (unsigned long long)p2, (unsigned long long)p1);
+	snprintf(d, len, "%lu samples, want %llu (period %llu, was %llu)",
+		 n, insns / p2, (unsigned long long)p2, (unsigned long long)p1);
 	munmap(r.page, r.len);
 	close(fd);
+	return n == insns / p2;
 }
 
-static void check_refresh(void)
+static int check_refresh(char *d, size_t len)
 {
 	struct child c;
 	struct ring r;
@@ -292,17 +311,18 @@ static void check_refresh(void)
 	int fd;
 
 	if (child_start(&c))
-		return result("refresh", 0, "fork");
+		return snprintf(d, len, "fork"), 0;
 	fd = sampler(&c, &r, EV_INSNS, 10000, 1);
 	if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_REFRESH, 3)) {
 		child_run(&c);
-		return result("refresh", 0, "open/ioctl: %s", strerror(errno));
+		return snprintf(d, len, "open/ioctl: %s", strerror(errno)), 0;
 	}
 	child_run(&c);
 	n = ring_samples(&r, NULL, NULL);
-	result("refresh", n == 3, "%lu samples, want 3", n);
+	snprintf(d, len, "%lu samples, want 3", n);
 	munmap(r.page, r.len);
 	close(fd);
+	return n == 3;
 }
 
 struct by_id {
@@ -319,7 +339,7 @@ static void count_by_id(const uint64_t *body, void *arg)
 	b->n[1] += body[1] == b->id[1];
 }
 
-static void check_set_output(void)
+static int check_set_output(char *d, size_t len)
 {
 	struct perf_event_attr a;
 	struct by_id b = { 0 };
@@ -328,7 +348,7 @@ static void check_set_output(void)
 	int fd0, fd1;
 
 	if (child_start(&c))
-		return result("set-output", 0, "fork");
+		return snprintf(d, len, "fork"), 0;
 	fd0 = sampler(&c, &r, EV_INSNS, 100000, 0);
 	attr_init(&a, EV_BRANCHES, 1);
 	a.sample_period = 10000;
@@ -336,18 +356,18 @@ static void check_set_output(void)
 	fd1 = open_event(&a, c.pid, -1);
 	if (fd0 < 0 || fd1 < 0 || ioctl(fd1, PERF_EVENT_IOC_SET_OUTPUT, fd0)) {
 		child_run(&c);
-		return result("set-output", 0, "open/ioctl: %s", strerror(errno));
+		return snprintf(d, len, "open/ioctl: %s", strerror(errno)), 0;
 	}
 	ioctl(fd0, PERF_EVENT_IOC_ID, &b.id[0]);
 	ioctl(fd1, PERF_EVENT_IOC_ID, &b.id[1]);
 	child_run(&c);
 	ring_samples(&r, count_by_id, &b);
-	result("set-output", b.n[0] == insns / 100000 && b.n[1] == branches / 10000,
-	       "%lu + %lu samples in one buffer, want %llu + %llu", b.n[0], b.n[1],
-	       insns / 100000, branches / 10000);
+	snprintf(d, len, "%lu + %lu samples in one buffer, want %llu + %llu", b.n[0], b.n[1],
+		 insns / 100000, branches / 10000);
 	munmap(r.page, r.len);
 	close(fd1);
 	close(fd0);
+	return b.n[0] == insns / 100000 && b.n[1] == branches / 10000;
 }
 
 struct group_samples {
@@ -367,7 +387,7 @@ static void check_group_sample(const uint64_t *body, void *arg)
 	g->last_leader = body[1];
 }
 
-static void check_leader_sample(void)
+static int check_leader_sample(char *d, size_t len)
 {
 	struct group_samples g = { .period = 100000 };
 	struct child c;
@@ -376,20 +396,20 @@ static void check_leader_sample(void)
 	int fd0, fd1 = -1;
 
 	if (child_start(&c))
-		return result("leader-sample", 0, "fork");
+		return snprintf(d, len, "fork"), 0;
 	fd0 = open_pair(c.pid, g.period, &fd1);
 	if (fd0 < 0 || ring_map(&r, fd0)) {
 		child_run(&c);
-		return result("leader-sample", 0, "open: %s", strerror(errno));
+		return snprintf(d, len, "open: %s", strerror(errno)), 0;
 	}
 	child_run(&c);
 	n = ring_samples(&r, check_group_sample, &g);
-	result("leader-sample", n == insns / g.period && !g.bad,
-	       "%lu samples, want %llu; %lu without both counts or off the period",
-	       n, insns / g.period, g.bad);
+	snprintf(d, len, "%lu samples, want %llu; %lu without both counts or off the period",
+		 n, insns / g.period, g.bad);
 	munmap(r.page, r.len);
 	close(fd1);
 	close(fd0);
+	return n == insns / g.period && !g.bad;
 }
 
 static void on_sigio(int sig)
@@ -398,7 +418,7 @@ static void on_sigio(int sig)
 	__atomic_add_fetch(&sigios, 1, __ATOMIC_RELAXED);
 }
 
-static void check_sigio(void)
+static int check_sigio(char *d, size_t len)
 {
 	struct sigaction sa = { .sa_handler = on_sigio, .sa_flags = SA_RESTART };
 	unsigned long n = insns / 100000;
@@ -410,25 +430,42 @@ static void check_sigio(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(sig, &sa, NULL);
 	if (child_start(&c))
-		return result("sigio", 0, "fork");
+		return snprintf(d, len, "fork"), 0;
 	attr_init(&a, EV_INSNS, 1);
 	a.sample_period = 100000;
 	fd = open_event(&a, c.pid, -1);
 	if (fd < 0 || fcntl(fd, F_SETOWN, getpid()) || fcntl(fd, F_SETSIG, sig) ||
 	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC)) {
 		child_run(&c);
-		return result("sigio", 0, "open/fcntl: %s", strerror(errno));
+		return snprintf(d, len, "open/fcntl: %s", strerror(errno)), 0;
 	}
 	__atomic_store_n(&sigios, 0, __ATOMIC_RELAXED);
 	child_run(&c);
 	sig = __atomic_load_n(&sigios, __ATOMIC_RELAXED);
-	result("sigio", (unsigned long)sig == n, "%d signals for %lu overflows", sig, n);
+	snprintf(d, len, "%d signals for %lu overflows", sig, n);
 	signal(SIGRTMIN, SIG_DFL);
 	close(fd);
+	return (unsigned long)sig == n;
 }
+
+/* the checks, in the order they run: the plan is their number */
+static const struct {
+	const char *name;
+	int (*fn)(char *d, size_t n);
+} checks[] = {
+	{ "group-read", check_group_read },
+	{ "reset", check_reset },
+	{ "period", check_period },
+	{ "refresh", check_refresh },
+	{ "set-output", check_set_output },
+	{ "leader-sample", check_leader_sample },
+	{ "sigio", check_sigio },
+};
 
 int main(int argc, char **argv)
 {
+	char d[512];
+	unsigned int i;
 	FILE *f;
 
 	if (argc != 4) {
@@ -444,14 +481,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fclose(f);
-	/* group-read prints two verdicts (group-read, reset), the rest one */
-	printf("KNC-E2E: plan %d\n", 7);
-	fflush(stdout);
-	check_group_read();
-	check_period();
-	check_refresh();
-	check_set_output();
-	check_leader_sample();
-	check_sigio();
-	return 0;
+	ksft_print_header();
+	ksft_set_plan(ARRAY_SIZE(checks));
+	for (i = 0; i < ARRAY_SIZE(checks); i++) {
+		d[0] = 0;
+		result(checks[i].name, checks[i].fn(d, sizeof(d)), d);
+	}
+	ksft_finished();
 }

@@ -49,9 +49,13 @@
  *			(needs knc/rdpmc 1): each read exact, RDPMC faults
  *			once the last mapping is gone
  *
- * Every mode but "threads" without -s prints its plan, "KNC-E2E: plan
- * N", then "KNC-E2E: lifetime-NAME: PASS|FAIL detail" lines; exit status
- * 1 if anything failed, 2 without a knc PMU.
+ * Every mode but "threads" without -s prints KTAP with kselftest.h: its
+ * plan "1..N", N the size of the mode's table of checks (churn_checks[]
+ * and the like), then per check its detail as a "# " line and "ok K
+ * lifetime-NAME" or "not ok K lifetime-NAME" (exec's come from the new
+ * image, which goes on with the document the old one began); exit status
+ * 1 if anything failed, 2 without a knc PMU (before the plan).  "threads"
+ * without -s prints no KTAP, only its two numbers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,7 +64,6 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +71,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kselftest.h"
 #include "spflt-work.h"
 
 #define CFG_INSNS	KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0)
@@ -98,9 +102,8 @@
 
 #define DEF_LOOPS	5000UL
 #define NSEC		1000000000L
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static int knc_type, have_spflt, nfail;
+static int knc_type, have_spflt;
 static unsigned long loops = DEF_LOOPS;
 
 static unsigned long long ull(uint64_t v)
@@ -108,23 +111,56 @@ static unsigned long long ull(uint64_t v)
 	return (unsigned long long)v;
 }
 
-static void print_plan(int n)
+/* a check of a mode: 1 if it passed, its detail in @d */
+struct check {
+	const char *name;
+	int (*fn)(char *d, size_t n);
+};
+
+/* the KTAP header and the plan: the number of checks of the mode's table */
+static void print_plan(unsigned int n)
 {
-	printf("KNC-E2E: plan %d\n", n);
-	fflush(stdout);
+	ksft_print_header();
+	ksft_set_plan(n);
 }
 
-static void verdict(const char *name, int ok, const char *fmt, ...)
+/* a check's verdict: its detail as a diagnostic, then ok or not ok */
+static void verdict(const char *name, int ok, const char *detail)
 {
-	va_list ap;
+	if (detail[0])
+		ksft_print_msg("%s\n", detail);
+	ksft_test_result(ok, "lifetime-%s\n", name);
+}
 
-	printf("KNC-E2E: lifetime-%s: %s ", name, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	nfail += !ok;
+/*
+ * Each check of @c in order, or each failed with @why when the mode could
+ * not run them; then the exit, 0 if every one passed.
+ */
+static __noreturn void run_checks(const struct check *c, unsigned int n,
+				  const char *why)
+{
+	unsigned int i;
+	char d[400];
+
+	for (i = 0; i < n; i++) {
+		if (why) {
+			verdict(c[i].name, 0, why);
+			continue;
+		}
+		d[0] = 0;
+		verdict(c[i].name, c[i].fn(d, sizeof(d)), d);
+	}
+	ksft_finished();
+}
+
+/* run_checks() of a mode stopped by @what failing, with errno's reason */
+static __noreturn void checks_not_run(const struct check *c, unsigned int n,
+				      const char *what, int err)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), "not run: %s: %s", what, strerror(err));
+	run_checks(c, n, why);
 }
 
 /* a gated event's count of one region, 0 without SPFLT */
@@ -456,18 +492,46 @@ static void *churn_thread(void *arg)
 	return NULL;
 }
 
+/* what the churn threads did, summed for the checks */
+static struct {
+	int nthreads, cpu, err;
+	unsigned long checks, bad, pchecks, pbad;
+	char first[300];
+} churn_sum;
+
+static int check_churn_exact(char *d, size_t n)
+{
+	int err = churn_sum.err;
+
+	snprintf(d, n, "%d threads on cpu %d, %lu gated reads, %lu wrong%s%s%s",
+		 churn_sum.nthreads, churn_sum.cpu, churn_sum.checks, churn_sum.bad,
+		 err ? "; open: " : "", err ? strerror(-err) : "", churn_sum.first);
+	return !churn_sum.bad && !err && churn_sum.checks > 0;
+}
+
+static int check_churn_plain(char *d, size_t n)
+{
+	snprintf(d, n, "%lu plain reads, %lu out of bounds", churn_sum.pchecks,
+		 churn_sum.pbad);
+	return !churn_sum.pbad && !churn_sum.err && churn_sum.pchecks > 0;
+}
+
+static const struct check churn_checks[] = {
+	{ "churn-exact", check_churn_exact },
+	{ "churn-plain", check_churn_plain },
+};
+
 static int mode_churn(int nthreads)
 {
 	struct churn ch[8];
 	pthread_t tid[8];
-	unsigned long checks = 0, bad = 0, pchecks = 0, pbad = 0;
-	char first[300] = "";
-	int i, cpu, err = 0;
+	int i;
 
 	if (nthreads < 1 || nthreads > 8)
 		return 2;
-	print_plan(2);
-	cpu = pin_one_cpu();
+	print_plan(ARRAY_SIZE(churn_checks));
+	churn_sum.nthreads = nthreads;
+	churn_sum.cpu = pin_one_cpu();
 	memset(ch, 0, sizeof(ch));
 	for (i = 0; i < nthreads; i++) {
 		ch[i].iters = 5;
@@ -477,40 +541,65 @@ static int mode_churn(int nthreads)
 	for (i = 0; i < nthreads; i++) {
 		if (ch[i].err != -EAGAIN)
 			pthread_join(tid[i], NULL);
-		checks += ch[i].checks;
-		bad += ch[i].bad;
-		pchecks += ch[i].plain_checks;
-		pbad += ch[i].plain_bad;
-		if (ch[i].err && !err)
-			err = ch[i].err;
-		if (!first[0] && ch[i].first[0])
-			snprintf(first, sizeof(first), "; thread %d: %s", i, ch[i].first);
+		churn_sum.checks += ch[i].checks;
+		churn_sum.bad += ch[i].bad;
+		churn_sum.pchecks += ch[i].plain_checks;
+		churn_sum.pbad += ch[i].plain_bad;
+		if (ch[i].err && !churn_sum.err)
+			churn_sum.err = ch[i].err;
+		if (!churn_sum.first[0] && ch[i].first[0])
+			snprintf(churn_sum.first, sizeof(churn_sum.first), "; thread %d: %s",
+				 i, ch[i].first);
 	}
-	verdict("churn-exact", !bad && !err && checks > 0,
-		"%d threads on cpu %d, %lu gated reads, %lu wrong%s%s%s", nthreads, cpu,
-		checks, bad, err ? "; open: " : "", err ? strerror(-err) : "", first);
-	verdict("churn-plain", !pbad && !err && pchecks > 0,
-		"%lu plain reads, %lu out of bounds", pchecks, pbad);
-	return nfail ? 1 : 0;
+	run_checks(churn_checks, ARRAY_SIZE(churn_checks), NULL);
 }
 
 /* --- exit --- */
 
 #define EXIT_REGIONS	3
 
+/* what the exit mode saw of its child */
+static struct {
+	int status, gfd, pfd;
+	uint64_t g, p;
+} exit_sum;
+
+static int exit_exact(char *d, size_t n)
+{
+	uint64_t want = EXIT_REGIONS * per_region(loops) + exit_count();
+	int st = exit_sum.status;
+
+	snprintf(d, n, "child status 0x%x, gated %llu want %llu%s", st, ull(exit_sum.g),
+		 ull(want), exit_sum.gfd < 0 ? " (open failed)" : "");
+	return exit_sum.gfd >= 0 && WIFEXITED(st) && !WEXITSTATUS(st) && exit_sum.g == want;
+}
+
+static int exit_plain(char *d, size_t n)
+{
+	uint64_t lo = EXIT_REGIONS * region_all(loops), p = exit_sum.p;
+
+	snprintf(d, n, "plain %llu want [%llu, %llu]", ull(p), ull(lo),
+		 ull(lo + 4 * SLACK_STEP));
+	return exit_sum.pfd >= 0 && p >= lo && p <= lo + 4 * SLACK_STEP;
+}
+
+static const struct check exit_checks[] = {
+	{ "exit-exact", exit_exact },
+	{ "exit-plain", exit_plain },
+};
+
 static int mode_exit(void)
 {
-	uint64_t want, g, p, lo;
 	int go[2], status = 0, gfd, pfd;
 	char c = 0;
 	pid_t pid;
 
-	print_plan(2);
+	print_plan(ARRAY_SIZE(exit_checks));
 	if (pipe(go))
-		return 1;
+		checks_not_run(exit_checks, ARRAY_SIZE(exit_checks), "pipe", errno);
 	pid = fork();
 	if (pid < 0)
-		return 1;
+		checks_not_run(exit_checks, ARRAY_SIZE(exit_checks), "fork", errno);
 	if (!pid) {
 		int i;
 
@@ -530,35 +619,55 @@ static int mode_exit(void)
 	if (write(go[1], &c, 1) != 1)
 		kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	want = EXIT_REGIONS * per_region(loops) + exit_count();
-	g = gfd < 0 ? KNC_READ_ERROR : ev_read(gfd);
-	p = pfd < 0 ? KNC_READ_ERROR : ev_read(pfd);
-	lo = EXIT_REGIONS * region_all(loops);
-	verdict("exit-exact", gfd >= 0 && WIFEXITED(status) && !WEXITSTATUS(status) &&
-		g == want, "child status 0x%x, gated %llu want %llu%s", status, ull(g),
-		ull(want), gfd < 0 ? " (open failed)" : "");
-	verdict("exit-plain", pfd >= 0 && p >= lo && p <= lo + 4 * SLACK_STEP,
-		"plain %llu want [%llu, %llu]", ull(p), ull(lo), ull(lo + 4 * SLACK_STEP));
+	exit_sum.status = status;
+	exit_sum.gfd = gfd;
+	exit_sum.pfd = pfd;
+	exit_sum.g = gfd < 0 ? KNC_READ_ERROR : ev_read(gfd);
+	exit_sum.p = pfd < 0 ? KNC_READ_ERROR : ev_read(pfd);
 	close(gfd);
 	close(pfd);
-	return nfail ? 1 : 0;
+	run_checks(exit_checks, ARRAY_SIZE(exit_checks), NULL);
 }
 
 /* --- exec --- */
+
+/* what exec-after, the new image, read: g and p, want e and at least m */
+static struct {
+	uint64_t g, p, e, m;
+} exec_sum;
+
+static int exec_exact(char *d, size_t n)
+{
+	snprintf(d, n, "gated %llu want %llu (2 regions before exec, 1 after)",
+		 ull(exec_sum.g), ull(exec_sum.e));
+	return exec_sum.g == exec_sum.e;
+}
+
+static int exec_plain(char *d, size_t n)
+{
+	uint64_t p = exec_sum.p, m = exec_sum.m;
+
+	snprintf(d, n, "plain %llu want [%llu, %llu]", ull(p), ull(m),
+		 ull(m + 20 * SLACK_STEP));
+	return p >= m && p <= m + 20 * SLACK_STEP;
+}
+
+static const struct check exec_checks[] = {
+	{ "exec-exact", exec_exact },
+	{ "exec-plain", exec_plain },
+};
 
 static int mode_exec(void)
 {
 	char a_g[16], a_p[16], a_e[24], a_m[24], a_l[24];
 	int gfd, pfd;
 
-	print_plan(2);
+	print_plan(ARRAY_SIZE(exec_checks));
 	gfd = ev_open(CFG_GATED, 0, 0, 0);
 	pfd = ev_open(CFG_INSNS, 0, 0, 0);
-	if (gfd < 0 || pfd < 0) {
-		verdict("exec-exact", 0, "open: %s", strerror(-(gfd < 0 ? gfd : pfd)));
-		verdict("exec-plain", 0, "open failed");
-		return 1;
-	}
+	if (gfd < 0 || pfd < 0)
+		checks_not_run(exec_checks, ARRAY_SIZE(exec_checks), "open",
+			       -(gfd < 0 ? gfd : pfd));
 	region(loops);
 	region(loops);
 	snprintf(a_g, sizeof(a_g), "%d", gfd);
@@ -569,9 +678,7 @@ static int mode_exec(void)
 	fflush(stdout);
 	execl("/proc/self/exe", "lifetime", "exec-after", a_g, a_p, a_e, a_m, a_l,
 	      (char *)NULL);
-	verdict("exec-exact", 0, "exec: %s", strerror(errno));
-	verdict("exec-plain", 0, "exec failed");
-	return 1;
+	checks_not_run(exec_checks, ARRAY_SIZE(exec_checks), "exec", errno);
 }
 
 /*
@@ -583,18 +690,19 @@ static int mode_exec_after(char **argv)
 {
 	int gfd = atoi(argv[0]), pfd = atoi(argv[1]);
 	uint64_t e = strtoull(argv[2], NULL, 0), m = strtoull(argv[3], NULL, 0);
-	uint64_t g, p;
 
 	region(loops);
-	e += per_region(loops);
-	m += region_all(loops);
-	g = ev_read(gfd);
-	p = ev_read(pfd);
-	verdict("exec-exact", g == e, "gated %llu want %llu (2 regions before exec, 1 after)",
-		ull(g), ull(e));
-	verdict("exec-plain", p >= m && p <= m + 20 * SLACK_STEP,
-		"plain %llu want [%llu, %llu]", ull(p), ull(m), ull(m + 20 * SLACK_STEP));
-	return nfail ? 1 : 0;
+	exec_sum.e = e + per_region(loops);
+	exec_sum.m = m + region_all(loops);
+	exec_sum.g = ev_read(gfd);
+	exec_sum.p = ev_read(pfd);
+	/*
+	 * The old image printed the header and the plan, and no result:
+	 * this one only takes the plan's count back for ksft_finished(),
+	 * and numbers its results from 1.
+	 */
+	ksft_plan = ARRAY_SIZE(exec_checks);
+	run_checks(exec_checks, ARRAY_SIZE(exec_checks), NULL);
 }
 
 /* --- fork --- */
@@ -610,19 +718,38 @@ static void fork_child(int regions, int pref_exit)
 	_exit(0);
 }
 
+/* the parent's gated count after its children, and how they exited */
+static struct {
+	uint64_t g;
+	int bad_status;
+} fork_sum;
+
+static int fork_inherit_exact(char *d, size_t n)
+{
+	/* parent 2, a 1, b 2 + exit, c 2, grandchild 2 + exit */
+	uint64_t want = 9 * per_region(loops) + 2 * exit_count();
+
+	snprintf(d, n,
+		 "gated %llu want %llu (9 regions in 5 tasks, 2 exits with the preference 1), %d children failed",
+		 ull(fork_sum.g), ull(want), fork_sum.bad_status);
+	return !fork_sum.bad_status && fork_sum.g == want;
+}
+
+static const struct check fork_checks[] = {
+	{ "fork-inherit-exact", fork_inherit_exact },
+};
+
 static int mode_fork(void)
 {
-	uint64_t r = per_region(loops), want, g;
 	int gfd, pfd, st, bad_status = 0, i;
 	pid_t pid[3];
 
-	print_plan(1);
+	print_plan(ARRAY_SIZE(fork_checks));
 	gfd = ev_open(CFG_GATED, 0, 1, 1);
 	pfd = ev_open(CFG_INSNS, 0, 1, 1);
-	if (gfd < 0 || pfd < 0) {
-		verdict("fork-inherit-exact", 0, "open: %s", strerror(-(gfd < 0 ? gfd : pfd)));
-		return 1;
-	}
+	if (gfd < 0 || pfd < 0)
+		checks_not_run(fork_checks, ARRAY_SIZE(fork_checks), "open",
+			       -(gfd < 0 ? gfd : pfd));
 	region(loops);
 	/* a: 1 region; b: 2 and the preference 1 at exit */
 	pid[0] = fork();
@@ -649,15 +776,11 @@ static int mode_fork(void)
 		    WEXITSTATUS(st))
 			bad_status++;
 	region(loops);
-	/* parent 2, a 1, b 2 + exit, c 2, grandchild 2 + exit */
-	want = 9 * r + 2 * exit_count();
-	g = ev_read(gfd);
-	verdict("fork-inherit-exact", !bad_status && g == want,
-		"gated %llu want %llu (9 regions in 5 tasks, 2 exits with the preference 1), %d children failed",
-		ull(g), ull(want), bad_status);
+	fork_sum.g = ev_read(gfd);
+	fork_sum.bad_status = bad_status;
 	close(gfd);
 	close(pfd);
-	return nfail ? 1 : 0;
+	run_checks(fork_checks, ARRAY_SIZE(fork_checks), NULL);
 }
 
 /* --- threads --- */
@@ -768,9 +891,40 @@ static int send_tok(struct thr *t, char c)
 	return read(reply_pipe[0], &r, 1) == 1 ? 0 : -1;
 }
 
+/* -s: what the threads and the main thread read of their own events */
+static struct {
+	int n, cpu, bad, err;
+	uint64_t mg, mp;
+	char first[240];
+} threads_sum;
+
+static int threads_self_exact(char *d, size_t len)
+{
+	uint64_t tw = threads_sum.n * per_region(loops);
+	int err = threads_sum.err;
+
+	snprintf(d, len, "%d threads and main on cpu %d, %d wrong; main gated %llu want %llu%s%s",
+		 threads_sum.n, threads_sum.cpu, threads_sum.bad, ull(threads_sum.mg), ull(tw),
+		 err ? "; error " : "", threads_sum.first);
+	return !err && !threads_sum.bad && threads_sum.mg == tw;
+}
+
+static int threads_self_plain(char *d, size_t len)
+{
+	uint64_t lo = threads_sum.n * region_all(loops);
+
+	snprintf(d, len, "main plain %llu, at least %llu", ull(threads_sum.mp), ull(lo));
+	return !threads_sum.err && threads_sum.mp >= lo;
+}
+
+static const struct check threads_checks[] = {
+	{ "threads-self-exact", threads_self_exact },
+	{ "threads-self-plain", threads_self_plain },
+};
+
 static int mode_threads(int argc, char **argv)
 {
-	uint64_t want = 0, lo = 0, mg = 0, mp = 0, tw;
+	uint64_t want = 0, lo = 0, tw;
 	int self = 0, n, i, t, cpu, a = 0, bad = 0, err = 0, mgfd = -1, mpfd = -1;
 	char first[240] = "";
 
@@ -785,10 +939,14 @@ static int mode_threads(int argc, char **argv)
 	if (n < 1 || n > MAX_THREADS || !loops)
 		return 2;
 	if (self)
-		print_plan(2);
+		print_plan(ARRAY_SIZE(threads_checks));
 	cpu = pin_one_cpu();
-	if (cpu < 0 || pipe(reply_pipe))
+	if (cpu < 0 || pipe(reply_pipe)) {
+		if (self)
+			checks_not_run(threads_checks, ARRAY_SIZE(threads_checks),
+				       cpu < 0 ? "sched_setaffinity" : "pipe", errno);
 		return 1;
+	}
 	if (self) {
 		mgfd = ev_open(CFG_GATED, 0, 0, 1);
 		mpfd = ev_open(CFG_INSNS, 0, 0, 1);
@@ -801,10 +959,9 @@ static int mode_threads(int argc, char **argv)
 			err = -EAGAIN;
 	}
 	if (err) {
-		if (self) {
-			verdict("threads-self-exact", 0, "set-up: %s", strerror(-err));
-			verdict("threads-self-plain", 0, "set-up failed");
-		}
+		if (self)
+			checks_not_run(threads_checks, ARRAY_SIZE(threads_checks), "set-up",
+				       -err);
 		return 1;
 	}
 	/* turn t: every thread still there, then the main thread's region */
@@ -845,15 +1002,14 @@ static int mode_threads(int argc, char **argv)
 		printf("%llu\n%llu\n", ull(want), ull(lo));
 		return 0;
 	}
-	mg = ev_read(mgfd);
-	mp = ev_read(mpfd);
-	tw = n * per_region(loops);
-	verdict("threads-self-exact", !err && !bad && mg == tw,
-		"%d threads and main on cpu %d, %d wrong; main gated %llu want %llu%s%s",
-		n, cpu, bad, ull(mg), ull(tw), err ? "; error " : "", first);
-	verdict("threads-self-plain", !err && mp >= n * region_all(loops),
-		"main plain %llu, at least %llu", ull(mp), ull(n * region_all(loops)));
-	return nfail ? 1 : 0;
+	threads_sum.mg = ev_read(mgfd);
+	threads_sum.mp = ev_read(mpfd);
+	threads_sum.n = n;
+	threads_sum.cpu = cpu;
+	threads_sum.bad = bad;
+	threads_sum.err = err;
+	memcpy(threads_sum.first, first, sizeof(first));
+	run_checks(threads_checks, ARRAY_SIZE(threads_checks), NULL);
 }
 
 /* --- trigger B --- */
@@ -906,13 +1062,12 @@ static int trigger_b_once(uint64_t *g, uint64_t *p, uint64_t *lo, uint64_t *hi)
 	return (*g != per_region(loops)) + (*p < *lo || *p > *hi);
 }
 
-static int mode_trigger_b(void)
+static int trigger_b(char *d, size_t n)
 {
 	uint64_t g, p, lo, hi;
 	int i, bad = 0, first = -1;
 	char why[160] = "";
 
-	print_plan(1);
 	for (i = 0; i < TB_TIMES; i++) {
 		if (!trigger_b_once(&g, &p, &lo, &hi))
 			continue;
@@ -923,9 +1078,19 @@ static int mode_trigger_b(void)
 				 ull(g), ull(per_region(loops)), ull(p), ull(lo), ull(hi));
 		}
 	}
-	verdict("trigger-b", !bad, "%d of %d passes wrong%s%s", bad, TB_TIMES,
-		first < 0 ? "" : " (", first < 0 ? "" : why + 2);
-	return nfail ? 1 : 0;
+	snprintf(d, n, "%d of %d passes wrong%s%s", bad, TB_TIMES,
+		 first < 0 ? "" : " (", first < 0 ? "" : why + 2);
+	return !bad;
+}
+
+static const struct check trigger_b_checks[] = {
+	{ "trigger-b", trigger_b },
+};
+
+static int mode_trigger_b(void)
+{
+	print_plan(ARRAY_SIZE(trigger_b_checks));
+	run_checks(trigger_b_checks, ARRAY_SIZE(trigger_b_checks), NULL);
 }
 
 /* --- mmap --- */
@@ -1220,38 +1385,28 @@ static int mm_map_twice(char *d, size_t n)
 	return v1 == r && p1 == KNC_PATH_RDPMC && v2 == r && p2 == KNC_PATH_RDPMC && fault;
 }
 
+static const struct check mmap_checks[] = {
+	{ "mmap-close-then-unmap", mm_map_close_unmap },
+	{ "mmap-unmap-then-close", mm_unmap_close },
+	{ "mmap-two-events", mm_two_mapped },
+	{ "mmap-fork", mm_fork_mapped },
+	{ "mmap-exec", mm_exec_mapped },
+	{ "mmap-thread-exit", mm_thread_exit },
+	{ "mmap-twice", mm_map_twice },
+};
+
 static int mode_mmap(void)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(char *d, size_t n);
-	} tests[] = {
-		{ "mmap-close-then-unmap", mm_map_close_unmap },
-		{ "mmap-unmap-then-close", mm_unmap_close },
-		{ "mmap-two-events", mm_two_mapped },
-		{ "mmap-fork", mm_fork_mapped },
-		{ "mmap-exec", mm_exec_mapped },
-		{ "mmap-thread-exit", mm_thread_exit },
-		{ "mmap-twice", mm_map_twice },
-	};
 	struct knc_counter c;
-	char d[400];
-	unsigned int i, caps = 0;
+	unsigned int caps = 0;
 
-	print_plan(ARRAY_SIZE(tests));
+	print_plan(ARRAY_SIZE(mmap_checks));
 	/* RDPMC offered at all?  Otherwise every test says why it failed */
 	if (!open_mapped(&c, CFG_INSNS))
 		caps = c.page->cap_user_rdpmc;
 	knc_close(&c);
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		d[0] = 0;
-		if (!caps) {
-			verdict(tests[i].name, 0, "no RDPMC offered (is knc/rdpmc 1?)");
-			continue;
-		}
-		verdict(tests[i].name, tests[i].fn(d, sizeof(d)), "%s", d);
-	}
-	return nfail ? 1 : 0;
+	run_checks(mmap_checks, ARRAY_SIZE(mmap_checks),
+		   caps ? NULL : "no RDPMC offered (is knc/rdpmc 1?)");
 }
 
 static void die_usage(void)

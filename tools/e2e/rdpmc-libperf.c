@@ -44,7 +44,9 @@
  * reads with read(2) only).  Its page is mapped as libperf maps it: one
  * page, PROT_READ | PROT_WRITE, MAP_SHARED.
  *
- * Tests (each "KNC-E2E: rdpmc-libperf-NAME: PASS|FAIL detail"):
+ * Tests, the checks[] table in the order they run (KTAP with kselftest.h:
+ * the plan "1..N", N the table's size, then per test its detail as a "# "
+ * line and "ok K rdpmc-libperf-NAME" or "not ok K rdpmc-libperf-NAME"):
  *
  *	page		cap_user_rdpmc, pmc_width and index as -e says
  *	gated-exact	knc/event=0x16,spflt=1/u over regions of a known size
@@ -68,15 +70,15 @@
  * pmc_width 0).  Without -e nothing is expected of the page and paths,
  * and the self-read must equal read(2).  Also prints
  * "rdpmc-libperf: cap_user_rdpmc=C pmc_width=W index=I". Exit status 1
- * if anything failed, 2 without a knc PMU.
+ * if anything failed, 2 without a knc PMU (before the plan).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kselftest.h"
 #include "spflt-work.h"
 
 #define REGION_LOOPS	20000UL
@@ -93,7 +95,7 @@
 enum want { WANT_ANY, WANT_RDPMC, WANT_READ, WANT_WIDTH0 };
 
 static enum want want = WANT_ANY;
-static int knc_type, nfail;
+static int knc_type;
 
 /* what perf_evsel__read() fills: struct perf_counts_values */
 struct lp_counts {
@@ -113,17 +115,17 @@ static unsigned long long ull(uint64_t v)
 	return (unsigned long long)v;
 }
 
-static void verdict(const char *name, int ok, const char *fmt, ...)
-{
-	va_list ap;
+/* the two events the tests read: g gated by SPFLT, r not */
+struct lp_pair {
+	struct lp_evsel g, r;
+};
 
-	printf("KNC-E2E: rdpmc-libperf-%s: %s ", name, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	nfail += !ok;
+/* a test's verdict: its detail as a diagnostic, then ok or not ok */
+static void verdict(const char *name, int ok, const char *detail)
+{
+	if (detail[0])
+		ksft_print_msg("%s\n", detail);
+	ksft_test_result(ok, "rdpmc-libperf-%s\n", name);
 }
 
 static uint64_t rdtsc(void)
@@ -317,9 +319,9 @@ static const char *want_name(void)
 	}
 }
 
-static void check_page(struct lp_evsel *ev)
+static int check_page(struct lp_pair *p, char *d, size_t n)
 {
-	struct perf_event_mmap_page *pc = ev->pc;
+	struct perf_event_mmap_page *pc = p->g.pc;
 	unsigned int cap = !!(KNC_LOAD(pc->capabilities) & KNC_CAP_USER_RDPMC);
 	unsigned int width = KNC_LOAD(pc->pmc_width), idx = KNC_LOAD(pc->index);
 	int ok;
@@ -339,12 +341,14 @@ static void check_page(struct lp_evsel *ev)
 	default:
 		ok = 1;
 	}
-	verdict("page", ok, "cap_user_rdpmc %u pmc_width %u index %u, want %s",
-		cap, width, idx, want_name());
+	snprintf(d, n, "cap_user_rdpmc %u pmc_width %u index %u, want %s",
+		 cap, width, idx, want_name());
+	return ok;
 }
 
-static void gated_exact(struct lp_evsel *g)
+static int gated_exact(struct lp_pair *p, char *d, size_t n)
 {
+	struct lp_evsel *g = &p->g;
 	uint64_t per = SPFLT_REGION_BETWEEN(REGION_LOOPS) + SPFLT_COUNTED, v = 0, s = 0;
 	unsigned long i, bad = 0;
 	char first[200] = "";
@@ -369,9 +373,9 @@ static void gated_exact(struct lp_evsel *g)
 		       "7.3's libperf (u64 evcnt, no sign extension) would read",
 		       ull(g->last_u64), g->last_u64 >= s ? "+" : "-",
 		       ull(g->last_u64 >= s ? g->last_u64 - s : s - g->last_u64));
-	verdict("gated-exact", !bad,
-		"%d regions of %llu: %lu wrong; last self-read %llu, read(2) %llu%s",
-		REGIONS, ull(per), bad, ull(v), ull(s), first);
+	snprintf(d, n, "%d regions of %llu: %lu wrong; last self-read %llu, read(2) %llu%s",
+		 REGIONS, ull(per), bad, ull(v), ull(s), first);
+	return !bad;
 }
 
 /*
@@ -379,8 +383,9 @@ static void gated_exact(struct lp_evsel *g)
  * 2L + 1 plus the self-read's own instructions (the same every time on one
  * path, unless the seqlock loop ran again: those rounds are left out).
  */
-static void loop_exact(struct lp_evsel *r)
+static int loop_exact(struct lp_pair *p, char *out, size_t len)
 {
+	struct lp_evsel *r = &p->r;
 	static const unsigned long sizes[2] = { LOOP_SMALL, LOOP_BIG };
 	uint64_t a, b, s, d, over[2] = { 0, 0 }, ahead;
 	unsigned long i, bad = 0, bad_ahead = 0, kept = 0, loops0;
@@ -408,49 +413,81 @@ static void loop_exact(struct lp_evsel *r)
 				 i, ull(d), sizes[k], ull(over[k]));
 		bad_ahead += ahead > D_MAX;
 	}
-	verdict("loop-exact", !bad && !bad_ahead && over[0] == over[1] && over[0] <= D_MAX &&
-		kept >= LOOP_ROUNDS,
-		"%lu rounds kept; a self-read's own instructions: %llu (L %lu), %llu (L %lu); %lu rounds off by more; read(2) more than %d ahead at %lu%s",
-		kept, ull(over[0]), sizes[0], ull(over[1]), sizes[1], bad, D_MAX, bad_ahead,
-		first);
+	snprintf(out, len,
+		 "%lu rounds kept; a self-read's own instructions: %llu (L %lu), %llu (L %lu); %lu rounds off by more; read(2) more than %d ahead at %lu%s",
+		 kept, ull(over[0]), sizes[0], ull(over[1]), sizes[1], bad, D_MAX, bad_ahead,
+		 first);
+	return !bad && !bad_ahead && over[0] == over[1] && over[0] <= D_MAX &&
+	       kept >= LOOP_ROUNDS;
 }
 
-static void run_tests(void)
+static int not_scaled(struct lp_pair *p, char *d, size_t n)
 {
-	struct lp_evsel g, r;
-	int err;
+	snprintf(d, n, "reads with enabled != running: %lu gated, %lu ungated",
+		 p->g.nr_unequal_times, p->r.nr_unequal_times);
+	return !p->g.nr_unequal_times && !p->r.nr_unequal_times;
+}
 
-	err = lp_open(&g, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0) | KNC_CONFIG_SPFLT);
-	if (!err)
-		err = lp_open(&r, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0));
-	if (err) {
-		fprintf(stderr, "rdpmc-libperf: open/mmap: %s\n", strerror(-err));
-		verdict("page", 0, "open/mmap: %s", strerror(-err));
-		return;
-	}
-	check_page(&g);
-	gated_exact(&g);
-	loop_exact(&r);
-	verdict("not-scaled", !g.nr_unequal_times && !r.nr_unequal_times,
-		"reads with enabled != running: %lu gated, %lu ungated",
-		g.nr_unequal_times, r.nr_unequal_times);
+static int paths(struct lp_pair *p, char *d, size_t n)
+{
+	struct lp_evsel *g = &p->g, *r = &p->r;
+	int ok;
+
 	switch (want) {
 	case WANT_RDPMC:
 	case WANT_WIDTH0:
-		err = !g.nr_fallback && !r.nr_fallback && g.nr_self && r.nr_self;
+		ok = !g->nr_fallback && !r->nr_fallback && g->nr_self && r->nr_self;
 		break;
 	case WANT_READ:
-		err = !g.nr_self && !r.nr_self && g.nr_fallback && r.nr_fallback;
+		ok = !g->nr_self && !r->nr_self && g->nr_fallback && r->nr_fallback;
 		break;
 	default:
-		err = 1;
+		ok = 1;
 	}
-	verdict("paths", err, "self-reads by RDPMC %lu, fallen back to read(2) %lu; want %s",
-		g.nr_self + r.nr_self, g.nr_fallback + r.nr_fallback,
-		want == WANT_READ ? "none by RDPMC" : want == WANT_ANY ? "anything" :
-		"all by RDPMC");
-	lp_close(&g);
-	lp_close(&r);
+	snprintf(d, n, "self-reads by RDPMC %lu, fallen back to read(2) %lu; want %s",
+		 g->nr_self + r->nr_self, g->nr_fallback + r->nr_fallback,
+		 want == WANT_READ ? "none by RDPMC" : want == WANT_ANY ? "anything" :
+		 "all by RDPMC");
+	return ok;
+}
+
+/* the tests, in the order they run: the plan is their number */
+static const struct {
+	const char *name;
+	int (*fn)(struct lp_pair *p, char *d, size_t n);
+} checks[] = {
+	{ "page", check_page },
+	{ "gated-exact", gated_exact },
+	{ "loop-exact", loop_exact },
+	{ "not-scaled", not_scaled },
+	{ "paths", paths },
+};
+
+/* every test on one pair of events; if they cannot be opened, each fails */
+static void run_tests(void)
+{
+	struct lp_pair p = { .g = { .fd = -1 }, .r = { .fd = -1 } };
+	char d[512], why[128] = "";
+	unsigned int i;
+	int err;
+
+	err = lp_open(&p.g, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0) | KNC_CONFIG_SPFLT);
+	if (!err)
+		err = lp_open(&p.r, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0));
+	if (err) {
+		fprintf(stderr, "rdpmc-libperf: open/mmap: %s\n", strerror(-err));
+		snprintf(why, sizeof(why), "not run: open/mmap: %s", strerror(-err));
+	}
+	for (i = 0; i < ARRAY_SIZE(checks); i++) {
+		if (err) {
+			verdict(checks[i].name, 0, why);
+			continue;
+		}
+		d[0] = 0;
+		verdict(checks[i].name, checks[i].fn(&p, d, sizeof(d)), d);
+	}
+	lp_close(&p.g);
+	lp_close(&p.r);
 }
 
 int main(int argc, char **argv)
@@ -476,9 +513,8 @@ int main(int argc, char **argv)
 			KNC_SYSFS, strerror(-knc_type));
 		return 2;
 	}
-	/* page, gated-exact, loop-exact, not-scaled, paths */
-	printf("KNC-E2E: plan 5\n");
-	fflush(stdout);
+	ksft_print_header();
+	ksft_set_plan(ARRAY_SIZE(checks));
 	run_tests();
-	return nfail ? 1 : 0;
+	ksft_finished();
 }

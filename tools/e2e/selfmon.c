@@ -34,19 +34,21 @@
  * made-up values, and the page protocol on a software event, whose page
  * has index 0, so knc_read() must fall back to read(2).
  *
- * Prints its plan, "KNC-E2E: plan N", "KNC-E2E: selfmon-<check>:
- * PASS|FAIL <detail>" and
+ * Prints KTAP with kselftest.h: the plan "1..N", N the checks of the
+ * mode's table that run (knc_checks[], wrap-sign-extended only with -R 1;
+ * host_checks[] with -s), then per check its detail as a "# " line and
+ * "ok K selfmon-<check>" or "not ok K selfmon-<check>"; and
  * "KNC-E2E-INFO: selfmon: ..." lines; exit status 1 if anything failed,
- * 2 if there is no knc PMU.
- * Build: gcc -static -O2 selfmon.c -o selfmon
+ * 2 if there is no knc PMU (before the plan).
+ * Build: gcc -static -O2 -I<linux>/tools/testing/selftests selfmon.c -o selfmon
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kselftest.h"
 #include "spflt-work.h"
 
 #define LOOPS		20000UL	/* a region: 40002 instructions */
@@ -59,23 +61,57 @@
 #define WRAP_ROUNDS	50
 #define CFG_ANY		KNC_BIT(21)	/* format/any: config:21 */
 #define BIT39		KNC_BIT(39)
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static int knc_type, want_rdpmc = -1, nfail;
+static int knc_type, want_rdpmc = -1;
 static unsigned long counted = SPFLT_COUNTED, period = 100000;
 static unsigned long total_rdpmc, total_read;
 
-static void verdict(const char *name, int ok, const char *fmt, ...)
-{
-	va_list ap;
+/* a check: 1 if it passed, its detail in @d */
+struct check {
+	const char *name;
+	int (*fn)(char *d, size_t n);
+	int rdpmc_only;		/* in the plan and run only with -R 1 */
+};
 
-	printf("KNC-E2E: selfmon-%s: %s ", name, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	nfail += !ok;
+static int check_runs(const struct check *c)
+{
+	return !c->rdpmc_only || want_rdpmc == 1;
+}
+
+/* the plan: the checks of @c that run */
+static unsigned int plan_of(const struct check *c, unsigned int n)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += check_runs(&c[i]);
+	return k;
+}
+
+/* a check's verdict: its detail as a diagnostic, then ok or not ok */
+static void verdict(const char *name, int ok, const char *detail)
+{
+	if (detail[0])
+		ksft_print_msg("%s\n", detail);
+	ksft_test_result(ok, "selfmon-%s\n", name);
+}
+
+/* each check of @c that runs, in order; all failed with @why if set */
+static void run_checks(const struct check *c, unsigned int n, const char *why)
+{
+	unsigned int i;
+	char d[512];
+
+	for (i = 0; i < n; i++) {
+		if (!check_runs(&c[i]))
+			continue;
+		if (why) {
+			verdict(c[i].name, 0, why);
+			continue;
+		}
+		d[0] = 0;
+		verdict(c[i].name, c[i].fn(d, sizeof(d)), d);
+	}
 }
 
 static const char *path_name(enum knc_path path)
@@ -127,8 +163,26 @@ static int paths_ok(unsigned long rdpmc, unsigned long reads)
 	return 1;
 }
 
-static int check_page(struct knc_counter *c)
+/* the pair of starts-at-0 to running-exact: g gated by SPFLT, r not */
+static struct knc_counter pair_g = { .fd = -1 }, pair_r = { .fd = -1 };
+
+/* nothing ran with the preference 1 yet */
+static int check_starts_at_0(char *d, size_t n)
 {
+	uint64_t v, s;
+
+	v = knc_read(&pair_g);
+	s = knc_read_syscall(&pair_g);
+	snprintf(d, n, "knc_read %llu (%s) read(2) %llu", ull(v),
+		 path_name(pair_g.last_path), ull(s));
+	pair_g.nr_rdpmc = 0;
+	pair_g.nr_read = 0;
+	return !v && !s;
+}
+
+static int check_page(char *d, size_t n)
+{
+	struct knc_counter *c = &pair_g;
 	struct perf_event_mmap_page *pc = c->page;
 	int ok = 1;
 
@@ -138,11 +192,11 @@ static int check_page(struct knc_counter *c)
 		     c->last_index <= 2;
 	else if (want_rdpmc == 0)
 		ok = !pc->cap_user_rdpmc;
-	verdict("page", ok, "version %u index %u cap_user_rdpmc %u pmc_width %u (want %s)",
-		pc->version, c->last_index, (unsigned int)pc->cap_user_rdpmc,
-		(unsigned int)pc->pmc_width,
-		want_rdpmc == 1 ? "RDPMC" :
-		want_rdpmc == 0 ? "no RDPMC" : "anything");
+	snprintf(d, n, "version %u index %u cap_user_rdpmc %u pmc_width %u (want %s)",
+		 pc->version, c->last_index, (unsigned int)pc->cap_user_rdpmc,
+		 (unsigned int)pc->pmc_width,
+		 want_rdpmc == 1 ? "RDPMC" :
+		 want_rdpmc == 0 ? "no RDPMC" : "anything");
 	return ok;
 }
 
@@ -150,9 +204,8 @@ static int check_page(struct knc_counter *c)
  * Gated event: @rounds regions of @loops; after each, knc_read() must
  * equal read(2) and the regions' sum.
  */
-static void frozen_exact(struct knc_counter *g, const char *name,
-			 unsigned long rounds, unsigned long loops,
-			 unsigned long *neg)
+static int frozen_exact(struct knc_counter *g, unsigned long rounds,
+			unsigned long loops, unsigned long *neg, char *d, size_t n)
 {
 	uint64_t per = SPFLT_REGION_BETWEEN(loops) + counted, v, s;
 	unsigned long i, bad = 0, rdpmc = g->nr_rdpmc;
@@ -174,9 +227,14 @@ static void frozen_exact(struct knc_counter *g, const char *name,
 				 i, ull(v), path_name(p), ull(s), ull(i * per));
 	}
 	rdpmc = g->nr_rdpmc - rdpmc;
-	verdict(name, !bad && paths_ok(rdpmc, rounds),
-		"%lu regions of %llu: %lu wrong; knc_read: %lu by rdpmc, %lu by read(2)%s",
-		rounds, ull(per), bad, rdpmc, rounds - rdpmc, first);
+	snprintf(d, n, "%lu regions of %llu: %lu wrong; knc_read: %lu by rdpmc, %lu by read(2)%s",
+		 rounds, ull(per), bad, rdpmc, rounds - rdpmc, first);
+	return !bad && paths_ok(rdpmc, rounds);
+}
+
+static int check_frozen_exact(char *d, size_t n)
+{
+	return frozen_exact(&pair_g, ROUNDS, LOOPS, NULL, d, n);
 }
 
 /*
@@ -185,15 +243,18 @@ static void frozen_exact(struct knc_counter *g, const char *name,
  * runs without a seqlock retry; and so are those from one read(2) to the
  * next knc_read().  The loop only records (the same code every round);
  * the checks come after it.  The first round (i = 0) only warms up.
+ * The pair's last check: it closes both, their reads counted for paths.
  */
-static void running_exact(struct knc_counter *c)
+static int check_running_exact(char *out, size_t len)
 {
 	static uint64_t v[ROUNDS + 1], s[ROUNDS + 1];
 	static unsigned long retries[ROUNDS + 1];
 	static enum knc_path p[ROUNDS + 1];
+	struct knc_counter *c = &pair_r;
 	uint64_t d, gap, d_of[4] = { 0 }, gap_of[4] = { 0 };
 	unsigned long i, bad = 0;
 	char first[200] = "";
+	int ok;
 
 	for (i = 0; i <= ROUNDS; i++) {
 		work(LOOPS);
@@ -219,10 +280,14 @@ static void running_exact(struct knc_counter *c)
 				 i, ull(v[i]), path_name(p[i]), ull(s[i]), (long long)d,
 				 (long long)gap);
 	}
-	verdict("running-exact", !bad && paths_ok(c->nr_rdpmc, ROUNDS + 1),
-		"%d rounds: %lu wrong; read(2) - knc_read: %llu after rdpmc, %llu after read(2); %lu rdpmc, %lu retries%s",
-		ROUNDS, bad, ull(d_of[KNC_PATH_RDPMC]), ull(d_of[KNC_PATH_READ]),
-		c->nr_rdpmc, c->nr_retry, first);
+	ok = !bad && paths_ok(c->nr_rdpmc, ROUNDS + 1);
+	snprintf(out, len,
+		 "%d rounds: %lu wrong; read(2) - knc_read: %llu after rdpmc, %llu after read(2); %lu rdpmc, %lu retries%s",
+		 ROUNDS, bad, ull(d_of[KNC_PATH_RDPMC]), ull(d_of[KNC_PATH_READ]),
+		 c->nr_rdpmc, c->nr_retry, first);
+	done_with(&pair_g);
+	done_with(&pair_r);
+	return ok;
 }
 
 struct mux_stats {
@@ -280,12 +345,17 @@ static int mux_enough(struct mux_stats *m)
 	       (m->off_counter >= MUX_ENOUGH && m->g_rdpmc >= MUX_ENOUGH);
 }
 
-static void multiplex(void)
+/* what mux-exact's run left for mux-running and mux-paths */
+static struct mux_stats mux;
+static char mux_why[128] = "not run";
+
+/* the multiplexed run, then its exactness: mux-exact */
+static int check_mux_exact(char *d, size_t n)
 {
-	struct knc_counter g, r, f;
-	struct mux_stats m = { 0 };
+	struct knc_counter g = { .fd = -1 }, r = { .fd = -1 }, f = { .fd = -1 };
+	struct mux_stats *m = &mux;
 	uint64_t last = 0;
-	int err, paths;
+	int err;
 
 	err = open_mapped(&g, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0) | KNC_CONFIG_SPFLT, 0);
 	if (!err)
@@ -293,61 +363,90 @@ static void multiplex(void)
 	if (!err)
 		err = open_mapped(&f, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0), 0);
 	if (err) {
-		verdict("mux-open", 0, "3 events: %s", strerror(-err));
-		return;
+		snprintf(mux_why, sizeof(mux_why), "not run: 3 events: %s", strerror(-err));
+		done_with(&g);
+		done_with(&r);
+		return snprintf(d, n, "3 events: %s", strerror(-err)), 0;
 	}
-	while (m.rounds < MUX_ROUNDS && !mux_enough(&m))
-		mux_round(&g, &r, &last, &m);
+	while (m->rounds < MUX_ROUNDS && !mux_enough(m))
+		mux_round(&g, &r, &last, m);
+	mux_why[0] = 0;
 
 	printf("KNC-E2E-INFO: selfmon: mux: %lu regions of %lu, %lu not fully counted; ",
-	       m.rounds, SPFLT_REGION_BETWEEN(MUX_LOOPS) + counted, m.short_rounds);
+	       m->rounds, SPFLT_REGION_BETWEEN(MUX_LOOPS) + counted, m->short_rounds);
 	printf("gated: index 0 at %lu reads, %lu rdpmc/%lu read(2); ungated %lu/%lu; ",
-	       m.off_counter, m.g_rdpmc, m.g_read, m.r_rdpmc, m.r_read);
+	       m->off_counter, m->g_rdpmc, m->g_read, m->r_rdpmc, m->r_read);
 	printf("counts %llu %llu %llu\n", ull(knc_read_syscall(&g)),
 	       ull(knc_read_syscall(&r)), ull(knc_read_syscall(&f)));
-	verdict("mux-exact", !m.exact_bad && m.short_rounds > 0,
-		"%lu regions, %lu wrong, %lu not fully counted (0: never multiplexed)%s",
-		m.rounds, m.exact_bad, m.short_rounds, m.first);
-	verdict("mux-running", !m.run_bad, "%lu reads of the ungated event, %lu not within %d",
-		m.rounds, m.run_bad, D_MAX);
-	if (want_rdpmc == 1)
-		paths = m.off_counter > 0 && m.g_read > 0 && m.g_rdpmc > 0;
-	else if (want_rdpmc == 0)
-		paths = !m.g_rdpmc && !m.r_rdpmc;
-	else
-		paths = 1;
-	verdict("mux-paths", paths, "gated event: index 0 at %lu reads, %lu read(2), %lu rdpmc",
-		m.off_counter, m.g_read, m.g_rdpmc);
 	done_with(&g);
 	done_with(&r);
 	done_with(&f);
+	snprintf(d, n, "%lu regions, %lu wrong, %lu not fully counted (0: never multiplexed)%s",
+		 m->rounds, m->exact_bad, m->short_rounds, m->first);
+	return !m->exact_bad && m->short_rounds > 0;
 }
 
-static void check_wrap(void)
+static int check_mux_running(char *d, size_t n)
+{
+	if (mux_why[0])
+		return snprintf(d, n, "%s", mux_why), 0;
+	snprintf(d, n, "%lu reads of the ungated event, %lu not within %d",
+		 mux.rounds, mux.run_bad, D_MAX);
+	return !mux.run_bad;
+}
+
+static int check_mux_paths(char *d, size_t n)
+{
+	if (mux_why[0])
+		return snprintf(d, n, "%s", mux_why), 0;
+	snprintf(d, n, "gated event: index 0 at %lu reads, %lu read(2), %lu rdpmc",
+		 mux.off_counter, mux.g_read, mux.g_rdpmc);
+	if (want_rdpmc == 1)
+		return mux.off_counter > 0 && mux.g_read > 0 && mux.g_rdpmc > 0;
+	if (want_rdpmc == 0)
+		return !mux.g_rdpmc && !mux.r_rdpmc;
+	return 1;
+}
+
+/* what wrap-40bit's run left for wrap-sign-extended */
+static unsigned long wrap_neg, wrap_rdpmc;
+static char wrap_why[128] = "not run";
+
+static int check_wrap(char *d, size_t n)
 {
 	/* regions of a little over 3 periods: every read at another phase */
-	unsigned long loops = (3 * period + 12345) / 2, neg = 0;
+	unsigned long loops = (3 * period + 12345) / 2;
 	struct knc_counter w;
-	int err;
+	int err, ok;
 
 	err = open_mapped(&w, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0) | KNC_CONFIG_SPFLT,
 			  period);
 	if (err) {
-		verdict("wrap-40bit", 0, "sampling event, period %lu: %s", period,
-			strerror(-err));
-		return;
+		snprintf(wrap_why, sizeof(wrap_why), "not run: sampling event, period %lu: %s",
+			 period, strerror(-err));
+		return snprintf(d, n, "sampling event, period %lu: %s", period,
+				strerror(-err)), 0;
 	}
-	frozen_exact(&w, "wrap-40bit", WRAP_ROUNDS, loops, &neg);
+	ok = frozen_exact(&w, WRAP_ROUNDS, loops, &wrap_neg, d, n);
+	wrap_why[0] = 0;
 	printf("KNC-E2E-INFO: selfmon: period %lu, %llu overflows, %lu with bit 39, last 0x%llx\n",
 	       period, ull(WRAP_ROUNDS * (SPFLT_REGION_BETWEEN(loops) + counted) / period),
-	       neg, ull(w.last_pmc));
-	if (want_rdpmc == 1)
-		verdict("wrap-sign-extended", neg == w.nr_rdpmc && neg > 0,
-			"%lu of %lu RDPMC values had bit 39 set", neg, w.nr_rdpmc);
+	       wrap_neg, ull(w.last_pmc));
+	wrap_rdpmc = w.nr_rdpmc;
 	done_with(&w);
+	return ok;
 }
 
-static void spflt_any(void)
+/* -R 1: every read of wrap-40bit was RDPMC, each needing the extension */
+static int check_wrap_sign_extended(char *d, size_t n)
+{
+	if (wrap_why[0])
+		return snprintf(d, n, "%s", wrap_why), 0;
+	snprintf(d, n, "%lu of %lu RDPMC values had bit 39 set", wrap_neg, wrap_rdpmc);
+	return wrap_neg == wrap_rdpmc && wrap_neg > 0;
+}
+
+static int check_spflt_any(char *d, size_t n)
 {
 	struct knc_counter c;
 	struct perf_event_attr attr;
@@ -356,50 +455,54 @@ static void spflt_any(void)
 	knc_attr_init(&attr, knc_type,
 		      KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0) | KNC_CONFIG_SPFLT | CFG_ANY);
 	err = knc_open_attr(&c, &attr, 0, -1, -1);
-	verdict("spflt-any-einval", err == -EINVAL, "got %s",
-		err ? strerror(-err) : "success");
+	snprintf(d, n, "got %s", err ? strerror(-err) : "success");
 	knc_close(&c);
+	return err == -EINVAL;
 }
+
+/* every check before it is done with its events: their reads' paths */
+static int check_paths(char *d, size_t n)
+{
+	snprintf(d, n, "%lu reads by rdpmc, %lu by read(2)", total_rdpmc, total_read);
+	return want_rdpmc == 1 ? total_rdpmc > 0 :
+	       want_rdpmc == 0 ? !total_rdpmc : 1;
+}
+
+/* with a knc PMU, in the order they run; the pair is open before */
+static const struct check knc_checks[] = {
+	{ "starts-at-0", check_starts_at_0, 0 },
+	{ "page", check_page, 0 },
+	{ "frozen-exact", check_frozen_exact, 0 },
+	{ "running-exact", check_running_exact, 0 },
+	{ "mux-exact", check_mux_exact, 0 },
+	{ "mux-running", check_mux_running, 0 },
+	{ "mux-paths", check_mux_paths, 0 },
+	{ "wrap-40bit", check_wrap, 0 },
+	{ "wrap-sign-extended", check_wrap_sign_extended, 1 },
+	{ "spflt-any-einval", check_spflt_any, 0 },
+	{ "paths", check_paths, 0 },
+};
 
 static void knc_tests(void)
 {
-	struct knc_counter g, r;
-	uint64_t v, s;
+	char why[160];
 	int err;
 
-	err = open_mapped(&g, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0) | KNC_CONFIG_SPFLT, 0);
+	err = open_mapped(&pair_g, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0) | KNC_CONFIG_SPFLT, 0);
 	if (!err)
-		err = open_mapped(&r, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0), 0);
+		err = open_mapped(&pair_r, KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0), 0);
 	if (err) {
-		verdict("open", 0, "knc/instructions_executed(,spflt=1)/u: %s",
-			strerror(-err));
+		knc_close(&pair_g);
+		snprintf(why, sizeof(why), "not run: knc/instructions_executed(,spflt=1)/u: %s",
+			 strerror(-err));
+		run_checks(knc_checks, ARRAY_SIZE(knc_checks), why);
 		return;
 	}
-	/* nothing ran with the preference 1 yet */
-	v = knc_read(&g);
-	s = knc_read_syscall(&g);
-	verdict("starts-at-0", !v && !s, "knc_read %llu (%s) read(2) %llu",
-		ull(v), path_name(g.last_path), ull(s));
-	g.nr_rdpmc = 0;
-	g.nr_read = 0;
-
-	check_page(&g);
-	frozen_exact(&g, "frozen-exact", ROUNDS, LOOPS, NULL);
-	running_exact(&r);
-	done_with(&g);
-	done_with(&r);
-
-	multiplex();
-	check_wrap();
-	spflt_any();
-
-	verdict("paths", want_rdpmc == 1 ? total_rdpmc > 0 :
-		want_rdpmc == 0 ? !total_rdpmc : 1,
-		"%lu reads by rdpmc, %lu by read(2)", total_rdpmc, total_read);
+	run_checks(knc_checks, ARRAY_SIZE(knc_checks), NULL);
 }
 
 /* -s: what can be checked without a knc PMU */
-static void host_tests(void)
+static int check_host_sign(char *d, size_t len)
 {
 	static const struct {
 		int64_t offset;
@@ -415,15 +518,8 @@ static void host_tests(void)
 		/* RDPMC zero-extends 40 bits: what lies above is ignored */
 		{ 5, (0xffULL << 40) | 2, 7 },
 	};
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_TASK_CLOCK,
-	};
-	struct knc_counter c;
 	unsigned long i, bad = 0, n = ARRAY_SIZE(cases);
-	uint64_t v, s, prev = 0;
-	int err;
+	uint64_t v;
 
 	for (i = 0; i < n; i++) {
 		v = knc_pmc_count(cases[i].offset, cases[i].raw);
@@ -433,28 +529,48 @@ static void host_tests(void)
 		printf("KNC-E2E-INFO: selfmon: sign extension case %lu: %llu want %llu\n",
 		       i, ull(v), ull(cases[i].want));
 	}
-	verdict("host-sign-extension", !bad, "%lu cases, %lu wrong", n, bad);
+	snprintf(d, len, "%lu cases, %lu wrong", n, bad);
+	return !bad;
+}
+
+static int check_host_sw(char *d, size_t n)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+	};
+	struct knc_counter c;
+	unsigned long i, bad = 0;
+	uint64_t v, s, prev = 0;
+	int err, ok;
 
 	err = knc_open_attr(&c, &attr, 0, -1, -1);
 	if (!err)
 		err = knc_map(&c);
 	if (err) {
-		verdict("host-sw-fallback", 0, "task-clock: %s", strerror(-err));
 		knc_close(&c);
-		return;
+		return snprintf(d, n, "task-clock: %s", strerror(-err)), 0;
 	}
-	for (i = 0, bad = 0; i < 1000; i++) {
+	for (i = 0; i < 1000; i++) {
 		work(1000);
 		v = knc_read(&c);
 		s = knc_read_syscall(&c);
 		bad += c.last_path != KNC_PATH_READ || v < prev || s < v;
 		prev = s;
 	}
-	verdict("host-sw-fallback", !bad && !c.nr_rdpmc && !c.page->cap_user_rdpmc,
-		"task-clock page: index %u cap_user_rdpmc %u; 1000 reads, %lu by rdpmc, %lu not monotonic or not read(2); last %llu ns",
-		c.last_index, (unsigned int)c.page->cap_user_rdpmc, c.nr_rdpmc, bad, ull(prev));
+	ok = !bad && !c.nr_rdpmc && !c.page->cap_user_rdpmc;
+	snprintf(d, n,
+		 "task-clock page: index %u cap_user_rdpmc %u; 1000 reads, %lu by rdpmc, %lu not monotonic or not read(2); last %llu ns",
+		 c.last_index, (unsigned int)c.page->cap_user_rdpmc, c.nr_rdpmc, bad, ull(prev));
 	knc_close(&c);
+	return ok;
 }
+
+static const struct check host_checks[] = {
+	{ "host-sign-extension", check_host_sign, 0 },
+	{ "host-sw-fallback", check_host_sw, 0 },
+};
 
 static void die_usage(void)
 {
@@ -487,11 +603,10 @@ int main(int argc, char **argv)
 	if (optind != argc || !period)
 		die_usage();
 	if (host) {
-		/* host-sign-extension, host-sw-fallback */
-		printf("KNC-E2E: plan 2\n");
-		fflush(stdout);
-		host_tests();
-		return nfail ? 1 : 0;
+		ksft_print_header();
+		ksft_set_plan(plan_of(host_checks, ARRAY_SIZE(host_checks)));
+		run_checks(host_checks, ARRAY_SIZE(host_checks), NULL);
+		ksft_finished();
 	}
 	knc_type = knc_pmu_type();
 	if (knc_type < 0) {
@@ -500,13 +615,8 @@ int main(int argc, char **argv)
 			KNC_SYSFS, strerror(-knc_type));
 		return 2;
 	}
-	/*
-	 * starts-at-0, page, frozen-exact, running-exact, the three mux-*,
-	 * wrap-40bit, spflt-any-einval and paths; wrap-sign-extended where
-	 * every read is RDPMC (-R 1)
-	 */
-	printf("KNC-E2E: plan %d\n", 10 + (want_rdpmc == 1));
-	fflush(stdout);
+	ksft_print_header();
+	ksft_set_plan(plan_of(knc_checks, ARRAY_SIZE(knc_checks)));
 	knc_tests();
-	return nfail ? 1 : 0;
+	ksft_finished();
 }

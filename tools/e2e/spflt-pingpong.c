@@ -18,10 +18,14 @@
  * self: each process opens knc/instructions_executed,spflt=1/u on itself
  *	(pid 0, not inherited), reads it with knc_read() and read(2) at the
  *	end and prints it; the setter must have exactly the total above, the
- *	partner exactly 0.  Prints its plan, "KNC-E2E: plan 1", then
- *	"KNC-E2E: spflt-pingpong-self: PASS|FAIL".
+ *	partner exactly 0.  Prints KTAP with kselftest.h: its plan,
+ *	"1..1" (the self_checks[] table), the counts as a "# " line, then
+ *	"ok 1 spflt-pingpong-self" or "not ok 1 spflt-pingpong-self"
+ *	(spflt-pingpong-self-parent-sets with -p); exit status 1 if it
+ *	failed, 2 without a knc PMU (before the plan).
  *
- * Build: gcc -static -O2 spflt-pingpong.c -o spflt-pingpong
+ * Build: gcc -static -O2 -I<linux>/tools/testing/selftests spflt-pingpong.c \
+ *	-o spflt-pingpong
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kselftest.h"
 #include "spflt-work.h"
 
 #define ROUND_BETWEEN(loops)	(4 * (loops) + 15)
@@ -45,6 +50,9 @@ struct result {
 };
 
 static unsigned long rounds, loops;
+
+/* self mode's one check; with -p it is named <name>-parent-sets */
+static const char *const self_checks[] = { "spflt-pingpong-self" };
 static int ab[2], ba[2], res_pipe[2];
 
 /*
@@ -168,8 +176,8 @@ static void print_side(const char *who, struct result *r)
 		       (unsigned long long)r->check);
 }
 
-static int verdict(struct result *setter, struct result *partner,
-		   const char *suffix, int cpu, unsigned long want, int failed)
+static void verdict(struct result *setter, struct result *partner,
+		    const char *suffix, int cpu, unsigned long want, int failed)
 {
 	int ok;
 
@@ -178,13 +186,22 @@ static int verdict(struct result *setter, struct result *partner,
 	ok = !failed && !setter->err && !partner->err &&
 	     setter->count == want && setter->check == want &&
 	     partner->count == 0 && partner->check == 0;
-	printf("KNC-E2E: spflt-pingpong-self%s: %s cpu %d, %lu rounds: ",
-	       suffix, ok ? "PASS" : "FAIL", cpu, rounds);
-	printf("setter %llu/%llu (%s) want %lu, ", (unsigned long long)setter->count,
-	       (unsigned long long)setter->check, path_name(setter->path), want);
-	printf("partner %llu/%llu (%s) want 0\n", (unsigned long long)partner->count,
-	       (unsigned long long)partner->check, path_name(partner->path));
-	return ok ? 0 : 1;
+	ksft_print_msg("cpu %d, %lu rounds: setter %llu/%llu (%s) want %lu\n",
+		       cpu, rounds, (unsigned long long)setter->count,
+		       (unsigned long long)setter->check, path_name(setter->path), want);
+	ksft_print_msg("partner %llu/%llu (%s) want 0\n",
+		       (unsigned long long)partner->count,
+		       (unsigned long long)partner->check, path_name(partner->path));
+	ksft_test_result(ok, "%s%s\n", self_checks[0], suffix);
+}
+
+/* a set-up step failed: in self mode after the plan, so KTAP says so */
+static int setup_failed(int self, const char *what)
+{
+	if (self)
+		ksft_exit_fail_msg("spflt-pingpong: %s: %s\n", what, strerror(errno));
+	fprintf(stderr, "spflt-pingpong: %s: %s\n", what, strerror(errno));
+	return 1;
 }
 
 /* pin to the first CPU we may run on, so that both processes share it */
@@ -251,20 +268,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* one verdict, from the parent, whatever the ping-pong did */
-	if (self)
-		printf("KNC-E2E: plan 1\n");
+	if (self) {
+		ksft_print_header();
+		ksft_set_plan(ARRAY_SIZE(self_checks));
+	}
 	/* a side that failed closes its pipe ends: EPIPE, not SIGPIPE */
 	signal(SIGPIPE, SIG_IGN);
-	if (pipe(ab) || pipe(ba) || pipe(res_pipe)) {
-		perror("spflt-pingpong: pipe");
-		return 1;
-	}
+	if (pipe(ab) || pipe(ba) || pipe(res_pipe))
+		return setup_failed(self, "pipe");
 	fflush(stdout);
 	pid = fork();
-	if (pid < 0) {
-		perror("spflt-pingpong: fork");
-		return 1;
-	}
+	if (pid < 0)
+		return setup_failed(self, "fork");
 	if (!pid) {
 		close(res_pipe[0]);
 		ret = run(!parent_sets, self, &mine);
@@ -286,6 +301,8 @@ int main(int argc, char **argv)
 		return failed;
 	}
 	if (parent_sets)
-		return verdict(&mine, &theirs, "-parent-sets", cpu, want, failed);
-	return verdict(&theirs, &mine, "", cpu, want, failed);
+		verdict(&mine, &theirs, "-parent-sets", cpu, want, failed);
+	else
+		verdict(&theirs, &mine, "", cpu, want, failed);
+	ksft_finished();
 }

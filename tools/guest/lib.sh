@@ -35,9 +35,9 @@
 #	    not ok 2 stat-instructions-u-exact
 #	ok 1 e2e-count
 #
-# A check that runs a program printing its own verdicts ("TAG: name:
-# PASS|FAIL|SKIP [detail]" lines) nests them one level deeper with
-# ktap_program, against the plan the program printed first.
+# A check that runs a program printing its own KTAP (kselftest.h) nests
+# its results one level deeper with ktap_program, against the plan the
+# program printed first.
 
 KNC_KTAP_OUT=/dev/console
 kt_indent="    "
@@ -193,58 +193,115 @@ ktap_run_suite()
 	echo "$rs_fail" >/tmp/knc-suite.failed
 }
 
-# ktap_program TAG CMD...: run CMD, which prints its plan, "TAG: plan N",
-# before its first verdict, then "TAG: name: PASS|FAIL|SKIP [detail]"
-# lines, and nest the verdicts as the current check's subtests, followed
-# by one more, "<check>-complete": CMD printed a plan, exactly that many
-# verdicts after it, and exited 0.  The program derives its plan from
-# its own tables (what it will run), so a test that stops early, a
-# verdict lost, or a check added without its plan fails here.  A SKIP
-# inside a program is a failure (the stage table cannot allow it).
-# CMD's other output goes to the console.  Name the check after the
-# program, not after one of its verdicts: kunit.py takes a subtest named
-# like its parent for the parent's result.
+# ktap_doc FILE RC: read FILE, the output of a program that exited RC
+# and printed a KTAP document of its own: what kselftest.h's
+# ksft_print_header(), ksft_set_plan() and ksft_test_result() print
+# (tools/testing/selftests/kselftest.h of the kernel source), a plan
+# "1..N", then "ok K name" or "not ok K name" per check and "# " lines.
+# Its results go to /tmp/knc-doc.res, one "ok|fail NAME" a line, its
+# "# " lines before each as "# TEXT"; every other line of FILE to the
+# console with "| " before it.  Sets kd_plan (N, empty without a plan),
+# kd_n (results), kd_pass (results "ok" without a directive) and
+# kd_why: empty when the document is complete (one plan, before the
+# first result, exactly N results numbered 1 to N, no "Bail out!", and
+# RC 0, or 1 (KSFT_FAIL, ksft_finished()) with a result failed), else
+# what is wrong.  A SKIP inside a program is a failure: no stage table
+# can allow it.
+ktap_doc()
+{
+	kd_plan=
+	kd_plans=0
+	kd_n=0
+	kd_pass=0
+	kd_why=
+	: >/tmp/knc-doc.res
+	while IFS= read -r kd_l; do
+		case "$kd_l" in
+		"TAP version "* | "KTAP version "*) ;;
+		1..*)
+			kd_plans=$((kd_plans + 1))
+			kd_plan=${kd_l#1..}
+			[ "$kd_n" = 0 ] || kd_why="its plan came after a result"
+			;;
+		"#"*) echo "$kd_l" >>/tmp/knc-doc.res ;;
+		"ok "* | "not ok "*)
+			kd_n=$((kd_n + 1))
+			kd_r=${kd_l#not }
+			kd_r=${kd_r#ok }
+			kd_k=${kd_r%% *}
+			kd_name=${kd_r#"$kd_k"}
+			kd_name=${kd_name# }
+			kd_dir=
+			case "$kd_name" in *" # "*) kd_dir=${kd_name#* # } ;; esac
+			kd_name=${kd_name%% # *}
+			[ "$kd_k" = "$kd_n" ] || kd_why="result $kd_n numbered '$kd_k'"
+			if [ "${kd_l%% *}" = ok ] && [ -z "$kd_dir" ]; then
+				kd_pass=$((kd_pass + 1))
+				echo "ok ${kd_name:-result-$kd_n}" >>/tmp/knc-doc.res
+			else
+				[ -z "$kd_dir" ] || echo "# a directive in a program fails: $kd_dir" >>/tmp/knc-doc.res
+				echo "fail ${kd_name:-result-$kd_n}" >>/tmp/knc-doc.res
+			fi
+			;;
+		"Bail out!"*)
+			echo "$kd_l" | sed 's/^/# /' >>/tmp/knc-doc.res
+			kd_why="it bailed out"
+			;;
+		*) echo "| $kd_l" ;;
+		esac
+	done <"$1"
+	if [ "$kd_plans" != 1 ]; then
+		kd_why="it printed $kd_plans plans, want one \"1..N\" before its results"
+	elif [ "$kd_n" != "$kd_plan" ]; then
+		kd_why="$kd_n results, its plan $kd_plan"
+	elif [ -z "$kd_why" ] && [ "$2" != 0 ] && { [ "$2" != 1 ] || [ "$kd_pass" = "$kd_n" ]; }; then
+		kd_why="it exited $2 after $kd_pass of $kd_n passed"
+	fi
+}
+
+# ktap_program CMD...: run CMD, which prints a KTAP document of its own
+# (ktap_doc), and nest its results as the current check's subtests,
+# followed by one more, "<check>-complete", which passes when the
+# document is complete.  The program derives its plan from its own
+# tables (what it will run), so a test that stops early, a result lost,
+# or a check added without its plan fails here.  The stage's tally
+# counts "-complete" as the harness's own bookkeeping, not as a check
+# of the driver (bookkeeping_split, tools/lib.sh).  Name the check after
+# the program, not after one of its results: kunit.py takes a subtest
+# named like its parent for the parent's result.
 ktap_program()
 {
-	kp_tag=$1
-	shift
 	kp_rc=0
 	"$@" >/tmp/knc-prog.out 2>&1 || kp_rc=$?
-	grep -v "^$kp_tag: \(plan [0-9]*$\|[^:]*: \(PASS\|FAIL\|SKIP\)\)" /tmp/knc-prog.out | sed 's/^/| /'
-	grep "^$kp_tag: \(plan [0-9]*$\|[^:]*: \(PASS\|FAIL\|SKIP\)\)" /tmp/knc-prog.out >/tmp/knc-prog.all || true
-	kp_want=$(sed -n "1s/^$kp_tag: plan \([0-9]*\)$/\1/p" /tmp/knc-prog.all)
-	grep -v "^$kp_tag: plan [0-9]*$" /tmp/knc-prog.all >/tmp/knc-prog.v || true
-	kp_plans=$(grep -c "^$kp_tag: plan [0-9]*$" /tmp/knc-prog.all || true)
-	kp_n=$(grep -c . /tmp/knc-prog.v || true)
-	kp_i=0
+	ktap_doc /tmp/knc-prog.out "$kp_rc"
 	kp_sub="$kt_indent    "
 	kt_print "${kp_sub}KTAP version 1"
 	kt_print "$kp_sub# Subtest: $kt_cur"
-	kt_print "${kp_sub}1..$((${kp_want:-$kp_n} + 1))"
+	kt_print "${kp_sub}1..$((${kd_plan:-$kd_n} + 1))"
+	kp_i=0
 	while IFS= read -r kp_line; do
-		kp_i=$((kp_i + 1))
-		kp_rest=${kp_line#"$kp_tag: "}
-		kp_name=${kp_rest%%: *}
-		kp_v=${kp_rest#*: }
-		kp_detail=${kp_v#* }
-		[ "$kp_detail" != "$kp_v" ] || kp_detail=
-		kp_v=${kp_v%% *}
-		[ -z "$kp_detail" ] || kt_print "$kp_sub# $kp_detail"
-		echo "$kp_line"
-		case "$kp_v" in
-		PASS) kt_print "${kp_sub}ok $kp_i $kp_name" ;;
-		*) kt_print "${kp_sub}not ok $kp_i $kp_name"; kt_res=fail ;;
+		case "$kp_line" in
+		"#"*)
+			kt_print "$kp_sub$kp_line"
+			;;
+		ok\ *)
+			kp_i=$((kp_i + 1))
+			kt_print "${kp_sub}ok $kp_i ${kp_line#ok }"
+			echo "$1: $kp_line"
+			;;
+		*)
+			kp_i=$((kp_i + 1))
+			kt_print "${kp_sub}not ok $kp_i ${kp_line#fail }"
+			echo "$1: $kp_line"
+			kt_res=fail
+			;;
 		esac
-	done </tmp/knc-prog.v
+	done </tmp/knc-doc.res
 	kp_i=$((kp_i + 1))
-	if [ -z "$kp_want" ] || [ "$kp_plans" != 1 ]; then
-		kt_print "$kp_sub# $1 printed $kp_plans plans, want one \"$kp_tag: plan N\" before its verdicts"
-		kt_print "${kp_sub}not ok $kp_i $kt_cur-complete"
-		kt_res=fail
-	elif [ "$kp_rc" = 0 ] && [ "$kp_n" = "$kp_want" ]; then
+	if [ -z "$kd_why" ]; then
 		kt_print "${kp_sub}ok $kp_i $kt_cur-complete"
 	else
-		kt_print "$kp_sub# $1 exited $kp_rc after $kp_n verdicts, its plan $kp_want"
+		kt_print "$kp_sub# $1: $kd_why"
 		kt_print "${kp_sub}not ok $kp_i $kt_cur-complete"
 		kt_res=fail
 	fi
@@ -309,6 +366,13 @@ text_has()
 stat_first()
 {
 	grep -v '^#' "${1:--}" 2>/dev/null | grep . | head -n 1 | cut -d, -f1
+}
+
+# stat_named FILE EVENTS: the count of perf stat -x, output FILE's line
+# for an event of EVENTS (a grep alternation: 'cs\|context-switches')
+stat_named()
+{
+	grep -v '^#' "$1" 2>/dev/null | grep ",\($2\)," | head -n 1 | cut -d, -f1
 }
 
 # record_samples DATA: PERF_RECORD_SAMPLEs in DATA
@@ -445,11 +509,17 @@ knc_bad_count()
 	knc_dmesg_bad | grep -c .
 }
 
-# expect_no_new_reports BEFORE: knc_dmesg_bad reports nothing past its
-# first BEFORE lines (a knc_bad_count taken earlier)
+# knc_new_reports BEFORE: what knc_dmesg_bad reports past its first
+# BEFORE lines (a knc_bad_count taken earlier)
+knc_new_reports()
+{
+	knc_dmesg_bad | grep . | tail -n +$(($1 + 1))
+}
+
+# expect_no_new_reports BEFORE: knc_new_reports BEFORE is empty
 expect_no_new_reports()
 {
-	nr_new=$(knc_dmesg_bad | grep . | tail -n +$(($1 + 1)))
+	nr_new=$(knc_new_reports "$1")
 	[ -z "$nr_new" ] && return
 	printf '%s\n' "$nr_new" | head -n 20 | sed 's/^/| new report: /'
 	fail "$(printf '%s\n' "$nr_new" | head -n 3 | tr '\n' ';' | head -c 300)"

@@ -31,20 +31,26 @@
  * KNC_MPX_LOOPS iterations (the kernel rotates every few ms of virtual
  * time, so the region must last well over that).
  *
- * Prints its plan, "KNC-PAPI: plan N", then "KNC-PAPI: <mode>-<check>:
- * PASS|FAIL <detail>" lines and "KNC-PAPI-INFO: ..." lines.
- * Build: gcc -O2 papi-count.c -lpapi -lpfm
+ * Prints KTAP with kselftest.h: its plan "1..N", N the checks of the
+ * mode's tables (papi_checks[], and papi_group_checks[] for preset;
+ * pfm_checks[] for each of pfm_events[]), then per check its detail as a
+ * "# " line and "ok K <mode>-<check>" or "not ok K <mode>-<check>"; and
+ * "KNC-PAPI-INFO: ..." lines.  A check that cannot run (a set-up
+ * failed, or a check it needs) is "not ok" with the reason.  Exit status
+ * 1 if anything failed, 2 on a usage error (before the plan).
+ * Build: gcc -O2 -I<linux>/tools/testing/selftests papi-count.c -lpapi -lpfm
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <papi.h>
 #include <perfmon/pfmlib_perf_event.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "kselftest.h"
 
 /* EvtSel bits the driver owns (knc_pmu.h): libpfm4 must leave them clear */
 #define KNC_MPX_LOOPS	50000000UL
@@ -56,25 +62,41 @@
 #define EVTSEL_INT	CFG_BIT(20)
 #define EVTSEL_EN	CFG_BIT(22)
 
-static int nfail;
-
-static void res(const char *mode, const char *check, int ok, const char *fmt, ...)
+/* a check's verdict: its detail as a diagnostic, then ok or not ok */
+static void res(const char *mode, const char *check, int ok, const char *detail)
 {
-	va_list ap;
+	if (detail[0])
+		ksft_print_msg("%s\n", detail);
+	ksft_test_result(ok, "%s-%s\n", mode, check);
+}
 
-	printf("KNC-PAPI: %s-%s: %s ", mode, check, ok ? "PASS" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	nfail += !ok;
+/* a check of a PAPI mode: 1 if it passed, its detail in @d */
+struct check {
+	const char *name;
+	int (*fn)(char *d, size_t n);
+};
+
+/* each check of @c in order, or each failed with @why when a set-up failed */
+static void run_checks(const char *mode, const struct check *c, unsigned int n,
+		       const char *why)
+{
+	unsigned int i;
+	char d[400];
+
+	for (i = 0; i < n; i++) {
+		if (why) {
+			res(mode, c[i].name, 0, why);
+			continue;
+		}
+		d[0] = 0;
+		res(mode, c[i].name, c[i].fn(d, sizeof(d)), d);
+	}
 }
 
 /*
  * One PAPI_start, n (>= 1) times (dec, jnz), PAPI_stop of @es into v[2]:
  * 2 instructions and 1 branch per iteration, and the same code around
- * them whatever n is, as long as there is one call site (papi_checks).
+ * them whatever n is, as long as there is one call site (check_start_stop).
  */
 static int papi_region(int es, unsigned long n, long long *v)
 {
@@ -86,43 +108,100 @@ static int papi_region(int es, unsigned long n, long long *v)
 	return PAPI_stop(es, v);
 }
 
-/*
- * The checks of one event set of an instruction and a branch event.
- * The first region is a warm-up: lazy binding and first-touch page faults
- * change which user instructions PAPI runs once; later ones are the same.
- */
-static void papi_checks(const char *mode, int es, unsigned long n1,
-			unsigned long n2)
+/* what the checks of a PAPI mode share */
+static struct {
+	const char *mode;
+	const char *ins, *br;	/* the instruction and the branch event */
+	int es;			/* their event set */
+	unsigned long n1, n2;
+	int added;		/* add passed */
+	int counted;		/* start-stop passed: v[] holds its regions */
+	long long v[4][2];	/* warm-up, n1, n2, n1 again */
+} papi;
+
+static int check_add(char *d, size_t n)
 {
-	/* warm-up, n1, n2, n1 again */
-	unsigned long n[4] = { n1, n1, n2, n1 };
-	long long v[4][2], *w = v[0], *a = v[1], *c = v[2], *b = v[3];
-	long long di, db;
+	int ret = PAPI_add_named_event(papi.es, papi.ins);
+
+	if (ret == PAPI_OK)
+		ret = PAPI_add_named_event(papi.es, papi.br);
+	snprintf(d, n, "%s %s: %s", papi.ins, papi.br,
+		 ret == PAPI_OK ? "added" : PAPI_strerror(ret));
+	papi.added = ret == PAPI_OK;
+	return papi.added;
+}
+
+/*
+ * The regions of the checks below, of the event set of an instruction and
+ * a branch event.  The first region is a warm-up: lazy binding and
+ * first-touch page faults change which user instructions PAPI runs once;
+ * later ones are the same.
+ */
+static int check_start_stop(char *d, size_t len)
+{
+	unsigned long n[4] = { papi.n1, papi.n1, papi.n2, papi.n1 };
+	long long (*v)[2] = papi.v;
 	int i, ret = PAPI_OK;
 
+	if (!papi.added)
+		return snprintf(d, len, "not run: add failed"), 0;
 	/* one call site: each region runs the same instructions but the loop's */
 	for (i = 0; i < 4 && ret == PAPI_OK; i++)
-		ret = papi_region(es, n[i], v[i]);
-	if (ret != PAPI_OK) {
-		res(mode, "start-stop", 0, "%s", PAPI_strerror(ret));
-		return;
-	}
-	res(mode, "start-stop", 1, "warm-up %lld %lld", w[0], w[1]);
+		ret = papi_region(papi.es, n[i], v[i]);
+	if (ret != PAPI_OK)
+		return snprintf(d, len, "%s", PAPI_strerror(ret)), 0;
+	papi.counted = 1;
 	printf("KNC-PAPI-INFO: %s: n=%lu: %lld %lld; n=%lu: %lld %lld; n=%lu: %lld %lld\n",
-	       mode, n1, a[0], a[1], n2, c[0], c[1], n1, b[0], b[1]);
-
-	res(mode, "repeat", a[0] == b[0] && a[1] == b[1] && a[0] > 0 && a[1] > 0,
-	    "n=%lu twice: %lld %lld, then %lld %lld", n1, a[0], a[1], b[0], b[1]);
-	di = c[0] - a[0];
-	db = c[1] - a[1];
-	res(mode, "ins-diff", di == 2LL * (long long)(n2 - n1),
-	    "%lld - %lld = %lld, want 2 * (%lu - %lu) = %lld; overhead %lld",
-	    c[0], a[0], di, n2, n1, 2LL * (long long)(n2 - n1),
-	    a[0] - 2LL * (long long)n1);
-	res(mode, "br-diff", db == (long long)(n2 - n1),
-	    "%lld - %lld = %lld, want %lu - %lu = %lld; overhead %lld",
-	    c[1], a[1], db, n2, n1, (long long)(n2 - n1), a[1] - (long long)n1);
+	       papi.mode, papi.n1, v[1][0], v[1][1], papi.n2, v[2][0], v[2][1], papi.n1,
+	       v[3][0], v[3][1]);
+	snprintf(d, len, "warm-up %lld %lld", v[0][0], v[0][1]);
+	return 1;
 }
+
+static int check_repeat(char *d, size_t n)
+{
+	long long *a = papi.v[1], *b = papi.v[3];
+
+	if (!papi.counted)
+		return snprintf(d, n, "not run: start-stop failed"), 0;
+	snprintf(d, n, "n=%lu twice: %lld %lld, then %lld %lld", papi.n1, a[0], a[1],
+		 b[0], b[1]);
+	return a[0] == b[0] && a[1] == b[1] && a[0] > 0 && a[1] > 0;
+}
+
+static int check_ins_diff(char *d, size_t n)
+{
+	long long *a = papi.v[1], *c = papi.v[2], di = c[0] - a[0];
+	unsigned long n1 = papi.n1, n2 = papi.n2;
+
+	if (!papi.counted)
+		return snprintf(d, n, "not run: start-stop failed"), 0;
+	snprintf(d, n, "%lld - %lld = %lld, want 2 * (%lu - %lu) = %lld; overhead %lld",
+		 c[0], a[0], di, n2, n1, 2LL * (long long)(n2 - n1),
+		 a[0] - 2LL * (long long)n1);
+	return di == 2LL * (long long)(n2 - n1);
+}
+
+static int check_br_diff(char *d, size_t n)
+{
+	long long *a = papi.v[1], *c = papi.v[2], db = c[1] - a[1];
+	unsigned long n1 = papi.n1, n2 = papi.n2;
+
+	if (!papi.counted)
+		return snprintf(d, n, "not run: start-stop failed"), 0;
+	snprintf(d, n, "%lld - %lld = %lld, want %lu - %lu = %lld; overhead %lld",
+		 c[1], a[1], db, n2, n1, (long long)(n2 - n1), a[1] - (long long)n1);
+	return db == (long long)(n2 - n1);
+}
+
+/* the checks of every PAPI mode, in the order they run */
+static const struct check papi_checks[] = {
+	{ "add", check_add },
+	{ "start-stop", check_start_stop },
+	{ "repeat", check_repeat },
+	{ "ins-diff", check_ins_diff },
+	{ "br-diff", check_br_diff },
+};
 
 /* |got - want| in percent of want */
 static double pct_off(long long got, long long want)
@@ -133,12 +212,13 @@ static double pct_off(long long got, long long want)
 }
 
 /* preset only: group limits and multiplexing (see the top comment) */
-static void papi_group_checks(void)
+static const char * const group_ev[] = { "PAPI_TOT_INS", "PAPI_BR_INS", "PAPI_TOT_CYC" };
+
+static int check_third_refused(char *d, size_t len)
 {
-	static const char * const ev[] = { "PAPI_TOT_INS", "PAPI_BR_INS", "PAPI_TOT_CYC" };
-	long long v[3] = { 0 }, want[3];
-	double off, worst = 0;
-	int es = PAPI_NULL, ret, i, n, ok;
+	const char * const *ev = group_ev;
+	long long v[3] = { 0 };
+	int es = PAPI_NULL, ret, i, n = 0, ok;
 
 	ret = PAPI_create_eventset(&es);
 	for (i = 0; i < 2 && ret == PAPI_OK; i++)
@@ -155,16 +235,26 @@ static void papi_group_checks(void)
 			ok = v[0] > 2000 && v[1] > 1000;
 		else
 			ok = 0;
-		res("preset", "third-refused", ok && ret == PAPI_EINVAL,
-		    "%s as the third event of a group: %s; then %d events counting %lld %lld",
-		    ev[2], ret == PAPI_OK ? "added" : PAPI_strerror(ret), n, v[0], v[1]);
+		ok = ok && ret == PAPI_EINVAL;
+		snprintf(d, len,
+			 "%s as the third event of a group: %s; then %d events counting %lld %lld",
+			 ev[2], ret == PAPI_OK ? "added" : PAPI_strerror(ret), n, v[0], v[1]);
 	} else {
-		res("preset", "third-refused", 0, "set-up: %s", PAPI_strerror(ret));
+		ok = 0;
+		snprintf(d, len, "set-up: %s", PAPI_strerror(ret));
 	}
 	PAPI_cleanup_eventset(es);
 	PAPI_destroy_eventset(&es);
+	return ok;
+}
 
-	es = PAPI_NULL;
+static int check_multiplex(char *d, size_t len)
+{
+	const char * const *ev = group_ev;
+	long long v[3] = { 0 }, want[3];
+	double off, worst = 0;
+	int es = PAPI_NULL, ret, i, ok;
+
 	ret = PAPI_multiplex_init();
 	if (ret == PAPI_OK)
 		ret = PAPI_create_eventset(&es);
@@ -176,10 +266,8 @@ static void papi_group_checks(void)
 		ret = PAPI_add_named_event(es, ev[i]);
 	if (ret == PAPI_OK)
 		ret = papi_region(es, KNC_MPX_LOOPS, v);
-	if (ret != PAPI_OK) {
-		res("preset", "multiplex-3-events", 0, "%s", PAPI_strerror(ret));
-		return;
-	}
+	if (ret != PAPI_OK)
+		return snprintf(d, len, "%s", PAPI_strerror(ret)), 0;
 	/*
 	 * n = KNC_MPX_LOOPS times (dec, jnz): 2n instructions, n branches;
 	 * cycles by the model's timing rule (tools/qemu/README.md,
@@ -197,66 +285,60 @@ static void papi_group_checks(void)
 			worst = off;
 		ok &= off <= KNC_MPX_BOUND;
 	}
-	res("preset", "multiplex-3-events", ok,
-	    "%s %lld %s %lld %s %lld, want ~%lld %lld %lld: worst %.2f%% (bound %.0f%%)",
-	    ev[0], v[0], ev[1], v[1], ev[2], v[2], want[0], want[1], want[2],
-	    worst, KNC_MPX_BOUND);
+	snprintf(d, len,
+		 "%s %lld %s %lld %s %lld, want ~%lld %lld %lld: worst %.2f%% (bound %.0f%%)",
+		 ev[0], v[0], ev[1], v[1], ev[2], v[2], want[0], want[1], want[2],
+		 worst, KNC_MPX_BOUND);
 	PAPI_cleanup_eventset(es);
 	PAPI_destroy_eventset(&es);
+	return ok;
 }
 
-/*
- * The verdicts of each mode: add, then papi_checks()'s start-stop,
- * repeat, ins-diff and br-diff; preset adds papi_group_checks()'s
- * third-refused and multiplex-3-events; pfm has an encoding and an
- * exact count for each of its two events.  A set-up failure prints one
- * "init" verdict and ends the run short of its plan.
- */
-#define PAPI_CHECKS		5
-#define PAPI_GROUP_CHECKS	2
-#define PFM_EVENTS		2
+/* preset's checks after papi_checks[], on event sets of their own */
+static const struct check papi_group_checks[] = {
+	{ "third-refused", check_third_refused },
+	{ "multiplex-3-events", check_multiplex },
+};
 
 static int papi_mode(const char *mode, unsigned long n1, unsigned long n2)
 {
-	const char *ins = "knc::INSTRUCTIONS_EXECUTED", *br = "knc::BRANCHES";
-	int es = PAPI_NULL, ret;
+	int preset = !strcmp(mode, "preset"), ret, inited = 0;
+	char why[160] = "";
 
-	printf("KNC-PAPI: plan %d\n", PAPI_CHECKS +
-	       (strcmp(mode, "preset") ? 0 : PAPI_GROUP_CHECKS));
-	fflush(stdout);
+	ksft_print_header();
+	ksft_set_plan(ARRAY_SIZE(papi_checks) + (preset ? ARRAY_SIZE(papi_group_checks) : 0));
+	papi.mode = mode;
+	papi.es = PAPI_NULL;
+	papi.n1 = n1;
+	papi.n2 = n2;
+	papi.ins = preset ? "PAPI_TOT_INS" : "knc::INSTRUCTIONS_EXECUTED";
+	papi.br = preset ? "PAPI_BR_INS" : "knc::BRANCHES";
 
 	ret = PAPI_library_init(PAPI_VER_CURRENT);
 	if (ret != PAPI_VER_CURRENT) {
-		res(mode, "init", 0, "PAPI_library_init: %d %s", ret,
-		    ret < 0 ? PAPI_strerror(ret) : "version mismatch");
-		return 1;
+		snprintf(why, sizeof(why), "not run: PAPI_library_init: %d %s", ret,
+			 ret < 0 ? PAPI_strerror(ret) : "version mismatch");
+	} else {
+		inited = 1;
+		/* user mode only: the loop's difference is user instructions */
+		ret = PAPI_set_domain(PAPI_DOM_USER);
+		if (ret == PAPI_OK)
+			ret = PAPI_create_eventset(&papi.es);
+		if (ret != PAPI_OK)
+			snprintf(why, sizeof(why), "not run: domain/eventset: %s",
+				 PAPI_strerror(ret));
 	}
-	/* user mode only: the loop's difference is user instructions */
-	ret = PAPI_set_domain(PAPI_DOM_USER);
-	if (ret == PAPI_OK)
-		ret = PAPI_create_eventset(&es);
-	if (ret != PAPI_OK) {
-		res(mode, "init", 0, "domain/eventset: %s", PAPI_strerror(ret));
-		return 1;
+	run_checks(mode, papi_checks, ARRAY_SIZE(papi_checks), why[0] ? why : NULL);
+	if (papi.es != PAPI_NULL) {
+		PAPI_cleanup_eventset(papi.es);
+		PAPI_destroy_eventset(&papi.es);
 	}
-	if (!strcmp(mode, "preset")) {
-		ins = "PAPI_TOT_INS";
-		br = "PAPI_BR_INS";
-	}
-	ret = PAPI_add_named_event(es, ins);
-	if (ret == PAPI_OK)
-		ret = PAPI_add_named_event(es, br);
-	res(mode, "add", ret == PAPI_OK, "%s %s: %s", ins, br,
-	    ret == PAPI_OK ? "added" : PAPI_strerror(ret));
-	if (ret != PAPI_OK)
-		return 1;
-	papi_checks(mode, es, n1, n2);
-	PAPI_cleanup_eventset(es);
-	PAPI_destroy_eventset(&es);
-	if (!strcmp(mode, "preset"))
-		papi_group_checks();
-	PAPI_shutdown();
-	return nfail != 0;
+	if (preset)
+		run_checks(mode, papi_group_checks, ARRAY_SIZE(papi_group_checks),
+			   why[0] ? why : NULL);
+	if (inited)
+		PAPI_shutdown();
+	ksft_finished();
 }
 
 /* The driver's sysfs alias of @name as a config: "event=0x16,umask=0x00". */
@@ -286,55 +368,87 @@ static long long sysfs_config(const char *name)
 }
 
 /*
- * libpfm4's perf_event encoding of @ev, user mode only, then a count of
- * @prog from its exec to its exit.  Returns the count, -1 on failure.
+ * The events of pfm mode, each checked by pfm_checks[] as
+ * pfm-<tag>-<check>.  PROG (workload-LOOPS) counts mul * LOOPS + add of
+ * each.
  */
-static long long pfm_count(const char *ev, const char *alias, const char *enc,
-			   const char *check, const char *prog)
-{
-	struct perf_event_attr attr;
-	pfm_perf_encode_arg_t arg;
-	long long want_cfg = sysfs_config(alias);
-	unsigned long long owned = EVTSEL_USR | EVTSEL_OS | EVTSEL_INT | EVTSEL_EN;
-	unsigned long long count = 0;
-	char *fstr = NULL;
-	int go[2], fd, ret, st, ok;
-	pid_t pid;
+static const struct pfm_event {
+	const char *tag, *ev, *alias;
+	unsigned long mul, add;
+} pfm_events[] = {
+	{ "ins", "knc::INSTRUCTIONS_EXECUTED", "instructions_executed", 2, 4 },
+	/* the loop's jnz and the exit syscall */
+	{ "br", "knc::BRANCHES", "branches", 1, 1 },
+};
 
-	memset(&attr, 0, sizeof(attr));
+/* the event pfm_checks[] are at, and what encoding left for exact */
+static struct {
+	const struct pfm_event *e;
+	unsigned long loops;
+	const char *prog;
+	struct perf_event_attr attr;
+	int encoded;
+} pfm;
+
+/* libpfm4's perf_event encoding of the event, user mode only */
+static int pfm_encoding(char *d, size_t n)
+{
+	const struct pfm_event *e = pfm.e;
+	struct perf_event_attr *attr = &pfm.attr;
+	pfm_perf_encode_arg_t arg;
+	long long want_cfg = sysfs_config(e->alias);
+	unsigned long long owned = EVTSEL_USR | EVTSEL_OS | EVTSEL_INT | EVTSEL_EN;
+	char *fstr = NULL;
+	int ret, ok;
+
+	memset(attr, 0, sizeof(*attr));
 	memset(&arg, 0, sizeof(arg));
-	arg.attr = &attr;
+	arg.attr = attr;
 	arg.fstr = &fstr;
 	arg.size = sizeof(arg);
-	ret = pfm_get_os_event_encoding(ev, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
-	if (ret != PFM_SUCCESS) {
-		res("pfm", check, 0, "pfm_get_os_event_encoding(%s): %s", ev, pfm_strerror(ret));
-		return -1;
-	}
-	printf("KNC-PAPI-INFO: pfm: %s -> %s: type %u config %#llx ", ev,
-	       fstr ? fstr : "?", attr.type, (unsigned long long)attr.config);
+	ret = pfm_get_os_event_encoding(e->ev, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	if (ret != PFM_SUCCESS)
+		return snprintf(d, n, "pfm_get_os_event_encoding(%s): %s", e->ev,
+				pfm_strerror(ret)), 0;
+	pfm.encoded = 1;
+	printf("KNC-PAPI-INFO: pfm: %s -> %s: type %u config %#llx ", e->ev,
+	       fstr ? fstr : "?", attr->type, (unsigned long long)attr->config);
 	printf("exclude user %u kernel %u hv %u guest %u host %u\n",
-	       attr.exclude_user, attr.exclude_kernel, attr.exclude_hv,
-	       attr.exclude_guest, attr.exclude_host);
+	       attr->exclude_user, attr->exclude_kernel, attr->exclude_hv,
+	       attr->exclude_guest, attr->exclude_host);
 	/*
 	 * the encoding perf's knc/<alias>/u would use: RAW (no core PMU,
 	 * so knc takes it), the alias's event and umask, no bit the driver
 	 * sets itself, user mode only
 	 */
-	ok = attr.type == PERF_TYPE_RAW && want_cfg >= 0 &&
-	     (long long)attr.config == want_cfg && !(attr.config & owned) &&
-	     !attr.exclude_user && attr.exclude_kernel;
-	res("pfm", enc, ok, "%s: type %u config %#llx, sysfs knc/%s %#llx",
-	    ev, attr.type, (unsigned long long)attr.config, alias, want_cfg);
+	ok = attr->type == PERF_TYPE_RAW && want_cfg >= 0 &&
+	     (long long)attr->config == want_cfg && !(attr->config & owned) &&
+	     !attr->exclude_user && attr->exclude_kernel;
+	snprintf(d, n, "%s: type %u config %#llx, sysfs knc/%s %#llx", e->ev, attr->type,
+		 (unsigned long long)attr->config, e->alias, want_cfg);
 	free(fstr);
+	return ok;
+}
 
-	attr.disabled = 1;
-	attr.enable_on_exec = 1;
+/* a count of PROG from its exec to its exit with that encoding: exact */
+static int pfm_exact(char *d, size_t n)
+{
+	const struct pfm_event *e = pfm.e;
+	struct perf_event_attr *attr = &pfm.attr;
+	long long want = (long long)(e->mul * pfm.loops + e->add);
+	unsigned long long count = 0;
+	int go[2], fd, ret, st = 0;
+	pid_t pid;
+
+	if (!pfm.encoded)
+		return snprintf(d, n, "not run: no encoding"), 0;
+	attr->disabled = 1;
+	attr->enable_on_exec = 1;
 	if (pipe(go))
-		return -1;
+		return snprintf(d, n, "pipe: %s", strerror(errno)), 0;
 	pid = fork();
 	if (pid < 0)
-		return -1;
+		return snprintf(d, n, "fork: %s", strerror(errno)), 0;
 	if (!pid) {
 		char c;
 
@@ -342,61 +456,78 @@ static long long pfm_count(const char *ev, const char *alias, const char *enc,
 		/* exec only once the parent has the event on this task */
 		if (read(go[0], &c, 1) != 1)
 			_exit(126);
-		execl(prog, prog, (char *)NULL);
+		execl(pfm.prog, pfm.prog, (char *)NULL);
 		_exit(127);
 	}
 	close(go[0]);
-	fd = perf_event_open(&attr, pid, -1, -1, 0);
+	fd = perf_event_open(attr, pid, -1, -1, 0);
 	if (fd < 0) {
 		ret = errno;
 		close(go[1]);
 		waitpid(pid, &st, 0);
-		res("pfm", check, 0, "perf_event_open(type %u config %#llx): %s",
-		    attr.type, (unsigned long long)attr.config, strerror(ret));
-		return -1;
+		return snprintf(d, n, "perf_event_open(type %u config %#llx): %s",
+				attr->type, (unsigned long long)attr->config, strerror(ret)), 0;
 	}
-	if (write(go[1], "x", 1) != 1)
-		return -1;
+	if (write(go[1], "x", 1) != 1) {
+		ret = errno;
+		close(go[1]);
+		waitpid(pid, &st, 0);
+		close(fd);
+		return snprintf(d, n, "write: %s", strerror(ret)), 0;
+	}
 	close(go[1]);
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
-		res("pfm", check, 0, "%s did not exit 0 (status %#x)", prog, st);
 		close(fd);
-		return -1;
+		return snprintf(d, n, "%s did not exit 0 (status %#x)", pfm.prog, st), 0;
 	}
 	if (read(fd, &count, sizeof(count)) != sizeof(count)) {
-		res("pfm", check, 0, "read: %s", strerror(errno));
+		ret = errno;
 		close(fd);
-		return -1;
+		return snprintf(d, n, "read: %s", strerror(ret)), 0;
 	}
 	close(fd);
-	return (long long)count;
+	if (e->mul == 1)
+		snprintf(d, n, "%lld, want %lu + %lu = %lld", (long long)count, pfm.loops,
+			 e->add, want);
+	else
+		snprintf(d, n, "%lld, want %lu * %lu + %lu = %lld", (long long)count, e->mul,
+			 pfm.loops, e->add, want);
+	return (long long)count == want;
 }
+
+/* each event's checks, in the order they run: pfm-<tag>-<check> */
+static const struct check pfm_checks[] = {
+	{ "encoding", pfm_encoding },
+	{ "exact", pfm_exact },
+};
 
 static int pfm_mode(unsigned long loops, const char *prog)
 {
-	long long c, want;
+	char why[160] = "", name[64], d[400];
+	unsigned int i, j;
 	int ret;
 
-	printf("KNC-PAPI: plan %d\n", 2 * PFM_EVENTS);
-	fflush(stdout);
+	ksft_print_header();
+	ksft_set_plan(ARRAY_SIZE(pfm_events) * ARRAY_SIZE(pfm_checks));
+	pfm.loops = loops;
+	pfm.prog = prog;
 	ret = pfm_initialize();
-	if (ret != PFM_SUCCESS) {
-		res("pfm", "init", 0, "pfm_initialize: %s", pfm_strerror(ret));
-		return 1;
+	if (ret != PFM_SUCCESS)
+		snprintf(why, sizeof(why), "not run: pfm_initialize: %s", pfm_strerror(ret));
+	for (i = 0; i < ARRAY_SIZE(pfm_events); i++) {
+		pfm.e = &pfm_events[i];
+		pfm.encoded = 0;
+		for (j = 0; j < ARRAY_SIZE(pfm_checks); j++) {
+			snprintf(name, sizeof(name), "%s-%s", pfm.e->tag, pfm_checks[j].name);
+			if (why[0]) {
+				res("pfm", name, 0, why);
+				continue;
+			}
+			d[0] = 0;
+			res("pfm", name, pfm_checks[j].fn(d, sizeof(d)), d);
+		}
 	}
-	want = 2LL * loops + 4;
-	c = pfm_count("knc::INSTRUCTIONS_EXECUTED", "instructions_executed",
-		      "ins-encoding", "ins-exact", prog);
-	if (c >= 0)
-		res("pfm", "ins-exact", c == want, "%lld, want 2 * %lu + 4 = %lld",
-		    c, loops, want);
-	/* the loop's jnz and the exit syscall */
-	want = loops + 1;
-	c = pfm_count("knc::BRANCHES", "branches", "br-encoding", "br-exact", prog);
-	if (c >= 0)
-		res("pfm", "br-exact", c == want, "%lld, want %lu + 1 = %lld",
-		    c, loops, want);
-	return nfail != 0;
+	ksft_finished();
 }
 
 int main(int argc, char **argv)

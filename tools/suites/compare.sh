@@ -74,7 +74,7 @@ cm_record()
 
 cm_cs()
 {
-	grep -v '^#' /tmp/cm-pp.out | grep ',cs,\|,context-switches,' | cut -d, -f1
+	stat_named /tmp/cm-pp.out 'cs\|context-switches'
 }
 
 # cm_measure PMU [LABEL]: every per-PMU number of the table for PMU's

@@ -130,6 +130,6 @@ check_badattr()
 {
 	ec_par=$(cat /proc/sys/kernel/perf_event_paranoid)
 	echo 1 >/proc/sys/kernel/perf_event_paranoid
-	ktap_program KNC-E2E /knc/badattr
+	ktap_program /knc/badattr
 	echo "$ec_par" >/proc/sys/kernel/perf_event_paranoid
 }

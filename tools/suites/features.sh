@@ -11,7 +11,7 @@ FE_BRANCHES=$(w_branches $FE_N)
 
 check_features()
 {
-	ktap_program KNC-E2E /knc/features $FE_W "$FE_INSNS" "$FE_BRANCHES"
+	ktap_program /knc/features $FE_W "$FE_INSNS" "$FE_BRANCHES"
 }
 
 # an inheriting, forking workload: the children's counts add up in the

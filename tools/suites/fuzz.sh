@@ -35,18 +35,18 @@ check_insmod()
 	echo "$FZ_SAMPLES" >$fz_mst
 }
 
-# fz_seeds: per seed "KNC-FUZZ: fuzz-S:" (knc-fuzz exits 0: no crash,
-# hang or anomaly, and the kernel log gained no report while it ran) and
-# "KNC-FUZZ: closed-S:" (no knc event, no fuzzer process left, cpu1
-# online)
+# fz_seeds: KTAP (ktap_program): per seed fuzz-S (knc-fuzz exits 0: no
+# crash, hang or anomaly, and the kernel log gained no report while it
+# ran) and closed-S (no knc event, no fuzzer process left, cpu1 online)
 fz_seeds()
 {
 	fz_hp=-c
 	[ "$FZ_HOTPLUG" = 0 ] || fz_hp="-H $FZ_HOTPLUG"
 	# two verdicts per seed: fuzz-S and closed-S
-	echo "KNC-FUZZ: plan $((2 * $(echo "$FZ_SEEDS" | wc -w)))"
+	echo "1..$((2 * $(echo "$FZ_SEEDS" | wc -w)))"
+	fz_k=0
 	for fz_s in $FZ_SEEDS; do
-		fz_before=$(knc_dmesg_bad | wc -l)
+		fz_before=$(knc_bad_count)
 		fz_t0=$(cut -d' ' -f1 /proc/uptime)
 		echo "KNC-FUZZ-INFO: seed $fz_s: knc-fuzz -s $fz_s -t $FZ_SECS $fz_hp -l $FZ_LOG (t=$fz_t0)"
 		# knc-fuzz's own alarm() fires at secs + 60; this is the backstop
@@ -56,14 +56,17 @@ fz_seeds()
 			-l "$FZ_LOG" $fz_hp >/tmp/fz-out 2>/tmp/fz-err || fz_rc=$?
 		fz_t1=$(cut -d' ' -f1 /proc/uptime)
 		grep '^KNC-FUZZ-' /tmp/fz-out
-		fz_bad=$(knc_dmesg_bad | tail -n +$((fz_before + 1)) | head -n 3 | tr '\n' ';')
+		fz_bad=$(knc_new_reports "$fz_before" | head -n 3 | tr '\n' ';')
 		fz_ops=$(sed -n 's/^KNC-FUZZ-STAT: .* ops=\([0-9]*\) .*/\1/p' /tmp/fz-out)
 		fz_det="exit $fz_rc, ${fz_ops:-?} ops, guest $(awk -v a="$fz_t0" -v b="$fz_t1" 'BEGIN { printf "%.1f", b - a }') s"
+		fz_k=$((fz_k + 1))
 		if [ "$fz_rc" = 0 ] && [ -z "$fz_bad" ] && [ -n "$fz_ops" ]; then
-			echo "KNC-FUZZ: fuzz-$fz_s: PASS $fz_det"
+			echo "# $fz_det"
+			echo "ok $fz_k fuzz-$fz_s"
 		else
-			echo "KNC-FUZZ: fuzz-$fz_s: FAIL $fz_det${fz_bad:+; kernel: $fz_bad} (its log: the stage's aux.log)"
 			tail -n 20 /tmp/fz-err | sed "s/^/KNC-FUZZ-ERR-$fz_s: /"
+			echo "# $fz_det${fz_bad:+; kernel: $fz_bad} (its log: the stage's aux.log)"
+			echo "not ok $fz_k fuzz-$fz_s"
 		fi
 		fz_left=
 		for fz_p in $(pidof knc-fuzz); do
@@ -77,17 +80,20 @@ fz_seeds()
 		done
 		fz_on=$(cat /sys/devices/system/cpu/cpu1/online)
 		[ "$fz_on" = 1 ] || echo 1 >/sys/devices/system/cpu/cpu1/online
+		fz_k=$((fz_k + 1))
 		if [ -z "$fz_left" ] && [ "$(modrefs knc_perf)" = 0 ] && [ "$fz_on" = 1 ]; then
-			echo "KNC-FUZZ: closed-$fz_s: PASS module refs 0 after $((fz_i / 10)).$((fz_i % 10)) s"
+			echo "# module refs 0 after $((fz_i / 10)).$((fz_i % 10)) s"
+			echo "ok $fz_k closed-$fz_s"
 		else
-			echo "KNC-FUZZ: closed-$fz_s: FAIL module refs $(modrefs knc_perf), processes left:${fz_left:- none}, cpu1 online $fz_on"
+			echo "# module refs $(modrefs knc_perf), processes left:${fz_left:- none}, cpu1 online $fz_on"
+			echo "not ok $fz_k closed-$fz_s"
 		fi
 	done
 }
 
 check_knc_fuzz()
 {
-	ktap_program KNC-FUZZ fz_seeds
+	ktap_program fz_seeds
 }
 
 check_rmmod()

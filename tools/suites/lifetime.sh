@@ -36,8 +36,8 @@ lt_tally()
 	fi
 }
 
-# lt_prog STEP CMD...: CMD prints its plan ("KNC-E2E: plan N") and N
-# verdicts; it passes when all N are PASS, it exited 0 (ktap_program's
+# lt_prog STEP CMD...: CMD prints KTAP (kselftest.h); it passes when its
+# document is complete and every result passed (ktap_doc, ktap_program's
 # rule, counted per round here) and the kernel reported nothing while it
 # ran: a write into freed memory may leave every count right, and slab
 # debugging names it at the free object's next check.  Each mode takes
@@ -49,16 +49,14 @@ lt_prog()
 	lp_rc=0
 	lp_b0=$(knc_bad_count)
 	timeout 60 "$@" >/tmp/lt.out 2>&1 || lp_rc=$?
-	lp_new=$(knc_dmesg_bad | grep . | tail -n +$((lp_b0 + 1)) | head -n 1 | cut -c1-200)
+	lp_new=$(knc_new_reports "$lp_b0" | head -n 1 | cut -c1-200)
 	[ -z "$lp_new" ] || lp_rc="$lp_rc, kernel report '$lp_new'"
-	sed 's/^/| /' /tmp/lt.out
-	lp_plan=$(sed -n 's/^KNC-E2E: plan \([0-9]*\)$/\1/p' /tmp/lt.out)
-	lp_n=$(grep -c '^KNC-E2E: [^:]*: \(PASS\|FAIL\|SKIP\)' /tmp/lt.out || true)
-	lp_pass=$(grep -c '^KNC-E2E: [^:]*: PASS' /tmp/lt.out || true)
-	if [ "$lp_rc" = 0 ] && [ -n "$lp_plan" ] && [ "$lp_n" = "$lp_plan" ] && [ "$lp_pass" = "$lp_n" ]; then
+	ktap_doc /tmp/lt.out "${lp_rc%%,*}"
+	sed 's/^/| /' /tmp/knc-doc.res
+	if [ "$lp_rc" = 0 ] && [ -z "$kd_why" ] && [ "$kd_pass" = "$kd_n" ]; then
 		lt_tally "$lp_step" 1
 	else
-		lt_tally "$lp_step" 0 "exit $lp_rc, plan '$lp_plan', $lp_pass of $lp_n passed: $(grep -m 1 ': FAIL' /tmp/lt.out | cut -c1-300)"
+		lt_tally "$lp_step" 0 "exit $lp_rc, $kd_pass of $kd_n passed${kd_why:+, $kd_why}: $(grep -m 1 '^fail ' /tmp/knc-doc.res | cut -c1-300)"
 	fi
 }
 

@@ -11,7 +11,7 @@
 
 check_model_shift_kernel()
 {
-	ktap_program KNC-MODEL model_kmod "shift=$KNC_SHIFT"
+	ktap_program model_kmod "shift=$KNC_SHIFT"
 	# its NMI handler stays registered while it is loaded; the knc
 	# driver may come next in the same VM (the shift1 stage)
 	rmmod knc_model_test || fail "rmmod knc_model_test"

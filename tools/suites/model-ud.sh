@@ -11,10 +11,10 @@
 
 check_model_ud_kernel()
 {
-	ktap_program KNC-MODEL model_kmod "spflt_ud=$KNC_UD"
+	ktap_program model_kmod "spflt_ud=$KNC_UD"
 }
 
 check_model_ud_user()
 {
-	ktap_program KNC-MODEL /knc/knc_model_user ud "$KNC_UD"
+	ktap_program /knc/knc_model_user ud "$KNC_UD"
 }

@@ -14,23 +14,23 @@ model_kmod()
 	mk_rc=0
 	# shellcheck disable=SC2068
 	taskset 1 insmod /knc/knc_model_test.ko $@ || mk_rc=$?
-	dmesg | sed -n 's/^.*\(KNC-MODEL: .*\)$/\1/p'
+	dmesg | sed -n 's/^.*KNC-MODEL: \(.*\)$/\1/p'
 	return "$mk_rc"
 }
 
 check_model_kernel()
 {
-	ktap_program KNC-MODEL model_kmod
+	ktap_program model_kmod
 }
 
 check_model_user()
 {
-	ktap_program KNC-MODEL /knc/knc_model_user
+	ktap_program /knc/knc_model_user
 }
 
 # the ring-3 half again, pinned to the second vCPU (its checks named
 # cpu1-...), as the module runs its battery there too
 check_model_user_cpu1()
 {
-	ktap_program KNC-MODEL /knc/knc_model_user cpu 1
+	ktap_program /knc/knc_model_user cpu 1
 }

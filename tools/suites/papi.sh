@@ -104,7 +104,7 @@ check_native_knc_events()
 
 # Exact counts of a region through PAPI: the same region twice gives the
 # same counts, and the difference of two region sizes is exact (papi-count
-# prints "KNC-PAPI: preset-<check>: PASS|FAIL" lines).
+# prints KTAP: "ok N preset-<check>" or "not ok N preset-<check>").
 #
 # preset's multiplexed check scales counts by time, so it assumes the
 # loop owns the guest's time.  Under -icount the round-robin TCG charges
@@ -119,13 +119,13 @@ check_preset()
 	pa_mux_was=$(cat $pa_mux)
 	echo 1 >$pa_mux
 	sleep 1
-	ktap_program KNC-PAPI /knc/papi-count preset "$PAPI_N1" "$PAPI_N2"
+	ktap_program /knc/papi-count preset "$PAPI_N1" "$PAPI_N2"
 	echo "$pa_mux_was" >$pa_mux
 }
 
 check_native()
 {
-	ktap_program KNC-PAPI /knc/papi-count native "$PAPI_N1" "$PAPI_N2"
+	ktap_program /knc/papi-count native "$PAPI_N1" "$PAPI_N2"
 }
 
 # libpfm4's encoding of knc::INSTRUCTIONS_EXECUTED and knc::BRANCHES is
@@ -133,7 +133,7 @@ check_native()
 # /knc/workload-N exactly (2N+4 user instructions, N+1 branches)
 check_pfm()
 {
-	ktap_program KNC-PAPI /knc/papi-count pfm "$PAPI_LOOPS" \
+	ktap_program /knc/papi-count pfm "$PAPI_LOOPS" \
 		"/knc/workload-$PAPI_LOOPS"
 	# anything the driver said about refused attributes
 	dmesg | sed 's/^\[[^]]*\] *//' | grep -i knc | pa_show dmesg 40

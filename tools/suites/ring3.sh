@@ -97,12 +97,12 @@ check_spflt_pingpong_stat_parent_sets()
 
 check_pingpong_self()
 {
-	ktap_program KNC-E2E /knc/spflt-pingpong self 2000 1000
+	ktap_program /knc/spflt-pingpong self 2000 1000
 }
 
 check_pingpong_self_parent_sets()
 {
-	ktap_program KNC-E2E /knc/spflt-pingpong -p self 2000 1000
+	ktap_program /knc/spflt-pingpong -p self 2000 1000
 }
 
 # the knob's default (knc_rdpmc_default, /knc/lib.sh): 1 where the x86
@@ -132,7 +132,7 @@ check_rdpmc_libperf_default()
 {
 	if [ "$(knc_rdpmc_default)" = 1 ]; then r3_m=rdpmc; else r3_m="read"; fi
 	info "knob $(cat $R3_KNOB): $(/knc/rdpmc-nomap map 2>&1 | sed 's/ ecx=.*//')"
-	ktap_program KNC-E2E /knc/rdpmc-libperf -e $r3_m
+	ktap_program /knc/rdpmc-libperf -e $r3_m
 }
 
 # the same with the knob forced to 1.  With an x86 core PMU nothing
@@ -153,7 +153,7 @@ check_rdpmc_libperf_knob_1()
 		info "no x86 core PMU: with the knob at 1 a libperf-style self-read is read(2) + 2^40 (pmc_width 0)"
 	fi
 	info "knob 1: $(/knc/rdpmc-nomap map 2>&1 | sed 's/ ecx=.*//')"
-	ktap_program KNC-E2E /knc/rdpmc-libperf -e $r3_m
+	ktap_program /knc/rdpmc-libperf -e $r3_m
 }
 
 # RDPMC and read(2) against each other: selfmon's checks, with RDPMC on
@@ -161,7 +161,7 @@ check_rdpmc_libperf_knob_1()
 check_selfmon()
 {
 	echo 1 >$R3_KNOB || { fail "writing 1 to $R3_KNOB failed"; return; }
-	ktap_program KNC-E2E /knc/selfmon -R 1
+	ktap_program /knc/selfmon -R 1
 }
 
 # with :k an spflt event counts the kernel only while the task's

@@ -366,7 +366,7 @@ smt_session_cost()
 	knc-insmod /knc/msr.ko >/dev/null 2>&1 || true
 	smt_measure per-task taskset -c 1 perf stat -x, -e knc/event=0x16/ -e cs true ||
 		fail "perf stat: $(tr '\n' ' ' </tmp/smt-measure.out)"
-	sc_cs=$(grep -v '^#' /tmp/smt-measure.out | grep ',cs,\|,context-switches,' | cut -d, -f1)
+	sc_cs=$(stat_named /tmp/smt-measure.out 'cs\|context-switches')
 	knc_isnum "$sc_cs" || { fail "no context-switch count: $(tr '\n' ' ' </tmp/smt-measure.out)"; return; }
 	expect_num_eq "$SMT_TOTAL" $((16 + 5 * sc_cs)) "register accesses, with $sc_cs context switches"
 }

@@ -5,20 +5,26 @@
  * -cpu ...,knc-pmu=on guest booted with -icount shift=0; it runs every
  * test on the CPU it loads on with interrupts off, then again on another
  * CPU if there is one (named "cpuN-<test>"; before that it takes that CPU
- * offline and back once, for init-keeps-accounting), prints
+ * offline and back once, for init-keeps-accounting), prints KTAP, each
+ * line behind "KNC-MODEL: ": the plan, then per test its detail and its
+ * result, numbered from 1 (kselftest.h's format, which a module cannot
+ * include):
  *
- *	KNC-MODEL: <name>: PASS|FAIL [detail]
+ *	KNC-MODEL: 1..N
+ *	KNC-MODEL: # <detail>		(a test with a detail)
+ *	KNC-MODEL: ok K <name>		(or "not ok K <name>")
  *
  * and stays loaded: /proc/knc_model then serves the user-space half
  * (knc_model_user.c): "prog" programs counter 0 to count user-mode and
  * counter 1 kernel-mode instructions, "pce1"/"pce0" set/clear CR4.PCE,
  * "stop" disables both counters, "armK" sets up a PMI K user-mode
- * instructions after the return to user space, "check" records whether
- * it arrived at the SYSCALL entry point; reading the file returns that
- * verdict (all on the writing CPU).  For the SPFLT tests: "spgate" makes
- * counter 0 count user-mode instructions gated by SPFLT (enable bit 0,
- * USER_PREF 0), "pref1" zeroes counter 0 and sets USER_PREF with WRMSR,
- * "snap" puts counter 0 and PERF_SPFLT_CONTROL in the verdict.
+ * instructions after the return to user space, "check" records where it
+ * arrived, "pmis=N ip=IP lstar=LSTAR status=STATUS", which
+ * knc_model_user judges; reading the file returns that record (all on
+ * the writing CPU).  For the SPFLT tests: "spgate" makes counter 0 count
+ * user-mode instructions gated by SPFLT (enable bit 0, USER_PREF 0),
+ * "pref1" zeroes counter 0 and sets USER_PREF with WRMSR, "snap" puts
+ * counter 0 and PERF_SPFLT_CONTROL in the record.
  *
  * With spflt_ud=LABEL (a vCPU without the model's SPFLT: knc-spflt=off,
  * or no knc-pmu at all) it only checks that SPFLT raises #UD in ring 0,
@@ -102,9 +108,19 @@ module_param(spflt_ud, charp, 0444);
 MODULE_PARM_DESC(spflt_ud, "the vCPU has no SPFLT: only check its #UD, test named after this");
 
 static int passed, failed;
+/* the number of the last KTAP result: ktap_plan() starts it again */
+static unsigned int ktap_num;
 /* "cpuN-" while the tests run again on another CPU (test names stay unique) */
 static char name_pfx[16];
 
+/* the KTAP plan, before the first result */
+static void ktap_plan(unsigned int n)
+{
+	ktap_num = 0;
+	pr_info("KNC-MODEL: 1..%u\n", n);
+}
+
+/* every test's result: its detail as a diagnostic, then ok or not ok */
 static void result(const char *name, bool ok, const char *fmt, ...)
 {
 	char buf[160] = "";
@@ -119,8 +135,9 @@ static void result(const char *name, bool ok, const char *fmt, ...)
 		passed++;
 	else
 		failed++;
-	pr_info("KNC-MODEL: %s%s: %s%s%s\n", name_pfx, name, ok ? "PASS" : "FAIL",
-		buf[0] ? " " : "", buf);
+	if (buf[0])
+		pr_info("KNC-MODEL: # %s\n", buf);
+	pr_info("KNC-MODEL: %s %u %s%s\n", ok ? "ok" : "not ok", ++ktap_num, name_pfx, name);
 }
 
 /*
@@ -1950,9 +1967,11 @@ static void test_spflt_ud(const char *label)
 /*
  * Overflow on a SYSCALL: the PMI is raised while QEMU executes SYSCALL
  * and must arrive before the first instruction of the kernel's entry
- * code, i.e. with RIP = MSR_LSTAR.
+ * code, i.e. with RIP = MSR_LSTAR.  What /proc/knc_model reads: the
+ * record of "check" or "snap" (data only: knc_model_user judges it and
+ * prints the result).
  */
-static char verdict[200] = "FAIL not run\n";
+static char record[200] = "not run\n";
 static u32 arm_saved_lvtpc;
 
 static void arm_syscall_pmi(const char *arg)
@@ -1979,8 +1998,7 @@ static void check_syscall_pmi(void)
 
 	atomic_set(&pmi_armed, 0);
 	rd_safe(MSR_LSTAR, &lstar);
-	snprintf(verdict, sizeof(verdict), "%s pmis=%d ip=%#lx lstar=%#llx status=%#llx\n",
-		 n == 1 && pmi_ip == lstar && (pmi_status & 1) ? "PASS" : "FAIL",
+	snprintf(record, sizeof(record), "pmis=%d ip=%#lx lstar=%#llx status=%#llx\n",
 		 n, pmi_ip, lstar, pmi_status);
 	pmu_reset();
 	apic->write(APIC_LVTPC, arm_saved_lvtpc);
@@ -2047,7 +2065,7 @@ static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
 		wr(SPFLT, 1 | USER_PREF);
 	}
 	if (strstr(buf, "snap"))
-		snprintf(verdict, sizeof(verdict), "ctr0=%llu spflt=%#llx\n",
+		snprintf(record, sizeof(record), "ctr0=%llu spflt=%#llx\n",
 			 rd(PERFCNT0), rd(SPFLT));
 	preempt_enable();
 	if (strstr(buf, "pce1"))
@@ -2060,7 +2078,7 @@ static ssize_t knc_model_write(struct file *f, const char __user *ubuf,
 static ssize_t knc_model_read(struct file *f, char __user *ubuf,
 			      size_t len, loff_t *off)
 {
-	return simple_read_from_buffer(ubuf, len, off, verdict, strlen(verdict));
+	return simple_read_from_buffer(ubuf, len, off, record, strlen(record));
 }
 
 static const struct proc_ops knc_model_ops = {
@@ -2099,7 +2117,7 @@ static int __init knc_model_init(void)
 	preempt_disable();
 	me = smp_processor_id();
 	other = cpumask_any_but(cpu_online_mask, me);
-	pr_info("KNC-MODEL: plan %u\n", model_plan(other < nr_cpu_ids));
+	ktap_plan(model_plan(other < nr_cpu_ids));
 	if (spflt_ud) {
 		test_spflt_ud(spflt_ud);
 		goto out;

@@ -3,8 +3,11 @@
 /*
  * User-space half of the KNC PMU model tests (static binary, run in the
  * guest after knc_model_test.ko): RDPMC from ring 3, the USR/OS filter
- * across kernel entries, the #GP cases and SPFLT in ring 3.  Prints
- * "KNC-MODEL: <name>: PASS|FAIL" lines like the module.
+ * across kernel entries, the #GP cases and SPFLT in ring 3.  Prints KTAP
+ * with kselftest.h: the plan "1..N", N the size of the mode's table
+ * (checks[], ud_checks[]), then per test its detail as a "# " line and
+ * "ok K <name>" or "not ok K <name>", and a "KNC-MODEL-USER: P passed, F
+ * failed" line; a set-up that fails bails out ("Bail out!").
  *
  *	knc_model_user		all tests (knc-spflt=on, the default), on
  *				CPU 0
@@ -25,6 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kselftest.h"
+
 /*
  * SPFLT %ecx and %esi as bytes (no assembler here knows it): VEX.L0.F2.0F
  * AE /6 with a register operand, C5 FB AE F0+r.  The encoding is from
@@ -34,18 +39,48 @@
 #define SPFLT_ESI	".byte 0xc5, 0xfb, 0xae, 0xf6\n\t"
 
 static int passed, failed;
-/* "cpuN-" on a CPU other than 0, as the module names its second run */
-static char name_pfx[16];
+/*
+ * "cpuN-" on a CPU other than 0, as the module names its second run;
+ * "spflt-ud-LABEL-" in ud mode
+ */
+static char name_pfx[80];
 
+/* a test's verdict: its detail as a diagnostic, then ok or not ok */
 static void result(const char *name, int ok, const char *detail)
 {
 	if (ok)
 		passed++;
 	else
 		failed++;
-	printf("KNC-MODEL: %s%s: %s%s%s\n", name_pfx, name, ok ? "PASS" : "FAIL",
-	       detail[0] ? " " : "", detail);
-	fflush(stdout);
+	if (detail[0])
+		ksft_print_msg("%s\n", detail);
+	ksft_test_result(ok, "%s%s\n", name_pfx, name);
+}
+
+/* a test: 1 if it passed, its detail in @d */
+struct check {
+	const char *name;
+	int (*fn)(char *d, size_t n);
+	int spflt;	/* needs spflt-user-decoded to have passed */
+};
+
+/* /proc/knc_model for the SPFLT tests, once SPFLT ran in ring 3 */
+static int spflt_fd = -1;
+
+/* each test of @c in order, then the totals line */
+static void run_checks(const struct check *c, unsigned int n)
+{
+	unsigned int i;
+	char d[200];
+
+	for (i = 0; i < n; i++) {
+		d[0] = 0;
+		if (c[i].spflt && spflt_fd < 0)
+			result(c[i].name, 0, "not run: spflt-user-decoded failed");
+		else
+			result(c[i].name, c[i].fn(d, sizeof(d)), d);
+	}
+	printf("KNC-MODEL-USER: %d passed, %d failed\n", passed, failed);
 }
 
 static int ctl(const char *cmd)
@@ -130,17 +165,21 @@ static int rdpmc_faults(uint32_t c)
 /*
  * Arm a PMI 10 user instructions after returning from the write() that
  * arms it, then make the 10th instruction a SYSCALL: mov (1), 8 nops,
- * syscall (10).  The kernel module checks where the PMI arrived.
+ * syscall (10).  The kernel module records where the PMI arrived, "pmis=N
+ * ip=IP lstar=LSTAR status=STATUS" in @d: exactly one, at the SYSCALL
+ * entry point (MSR_LSTAR), with counter 0's overflow bit.
  */
 static int syscall_pmi(char *d, size_t dlen)
 {
+	unsigned long long ip, lstar, status;
+	int pmis;
 	static const char cmd[] = "arm10";
 	int fd = open("/proc/knc_model", O_RDWR);
 	long ret;
 	ssize_t n;
 
 	if (fd < 0)
-		return 0;
+		return snprintf(d, dlen, "no /proc/knc_model"), 0;
 	asm volatile("mov $1, %%eax\n\t"		/* write(fd, cmd, len) */
 		     "syscall\n\t"
 		     "mov $110, %%eax\n\t"		/* getppid() */
@@ -154,10 +193,13 @@ static int syscall_pmi(char *d, size_t dlen)
 	n = pread(fd, d, dlen - 1, 0);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return snprintf(d, dlen, "reading /proc/knc_model failed"), 0;
 	d[n] = 0;
 	d[strcspn(d, "\n")] = 0;
-	return !strncmp(d, "PASS", 4);
+	if (sscanf(d, "pmis=%d ip=%llx lstar=%llx status=%llx", &pmis, &ip, &lstar,
+		   &status) != 4)
+		return 0;
+	return pmis == 1 && ip == lstar && (status & 1);
 }
 
 /* counter 0 as "snap" left it in the module's verdict; -1 if unreadable */
@@ -301,101 +343,216 @@ static void spflt_rdpmc(uint32_t v[6])
 		     : "rax", "rdx", "rsi", "memory");
 }
 
-/* spflt-user-decoded, -region-exact-user, -on-edge-, -off-edge-, -rdpmc-gated */
-#define SPFLT_USER_VERDICTS	5
-
-static void spflt_tests(void)
+/*
+ * A loop of n iterations between two RDPMCs of the user-mode counter
+ * counts exactly LOOP_USER(n).
+ */
+static int check_rdpmc_user_exact(char *d, size_t dlen)
 {
-	static const uint64_t ns[] = { 1, 1000, 100000 };
+	static const uint64_t ns[] = { 10, 1000, 100000 };
+	uint64_t a;
+	int ok = 1, i;
+
+	for (i = 0; i < 3; i++) {
+		a = loop_delta(0, ns[i]);
+		if (a != LOOP_USER(ns[i])) {
+			ok = 0;
+			snprintf(d, dlen, "n=%llu: %llu want %llu",
+				 (unsigned long long)ns[i], (unsigned long long)a,
+				 (unsigned long long)LOOP_USER(ns[i]));
+		}
+	}
+	return ok;
+}
+
+/* the OS-only counter does not move in a short user loop ... */
+static int check_os_counter_still(char *d, size_t dlen)
+{
+	uint64_t b;
+	int tries;
+
+	for (tries = 0, b = 1; tries < 10 && b; tries++)
+		b = loop_delta(1, 100);
+	snprintf(d, dlen, "os delta %llu", (unsigned long long)b);
+	return b == 0;
+}
+
+/* ... but does across a system call, which the USR counter skips */
+static int check_syscall_os_not_usr(char *d, size_t dlen)
+{
+	uint64_t k0, k1, u0, u1;
+	int i;
+
+	u0 = rdpmc(0);
+	k0 = rdpmc(1);
+	for (i = 0; i < 10; i++)
+		getppid();
+	k1 = rdpmc(1);
+	u1 = rdpmc(0);
+	snprintf(d, dlen, "os +%llu usr +%llu", (unsigned long long)(k1 - k0),
+		 (unsigned long long)(u1 - u0));
+	return k1 - k0 > 100 && u1 - u0 < 200;
+}
+
+static int check_rdpmc_index2_gp(char *d, size_t dlen)
+{
+	(void)d;
+	(void)dlen;
+	return rdpmc_faults(2);
+}
+
+static int check_rdpmc_index_big_gp(char *d, size_t dlen)
+{
+	(void)d;
+	(void)dlen;
+	return rdpmc_faults(0x40000000);
+}
+
+static int check_rdpmc_no_pce_gp(char *d, size_t dlen)
+{
+	int ok;
+
+	(void)d;
+	(void)dlen;
+	ctl("pce0");
+	ok = rdpmc_faults(0);
+	ctl("pce1");
+	return ok;
+}
+
+/* the last RDPMC test: the counters stop and CR4.PCE is cleared after it */
+static int check_rdpmc_pce_ok(char *d, size_t dlen)
+{
+	int ok;
+
+	(void)d;
+	(void)dlen;
+	ok = !rdpmc_faults(1);
+	ctl("stop pce0");
+	return ok;
+}
+
+/* the first SPFLT test: the others run only if SPFLT ran in ring 3 */
+static int check_spflt_decoded(char *d, size_t dlen)
+{
 	int fd = open("/proc/knc_model", O_RDWR);
-	char d[200], snap[100];
-	long long got;
-	uint32_t v[6];
-	int ok, i;
 
 	signal(SIGILL, on_sigill);
-	if (fd < 0 || spflt_faults(0)) {
-		result("spflt-user-decoded", 0, fd < 0 ? "no /proc/knc_model" :
-		       "SPFLT raised #UD in ring 3 (model without SPFLT?)");
-		if (fd >= 0)
-			close(fd);
-		return;
+	if (fd < 0)
+		return snprintf(d, dlen, "no /proc/knc_model"), 0;
+	if (spflt_faults(0)) {
+		close(fd);
+		return snprintf(d, dlen, "SPFLT raised #UD in ring 3 (model without SPFLT?)"), 0;
 	}
-	result("spflt-user-decoded", 1, "");
+	spflt_fd = fd;
+	return 1;
+}
 
-	ok = 1;
-	d[0] = 0;
+static int check_spflt_region_exact(char *d, size_t dlen)
+{
+	static const uint64_t ns[] = { 1, 1000, 100000 };
+	char snap[100];
+	long long got;
+	int ok = 1, i;
+
 	for (i = 0; i < 3; i++) {
-		got = spflt_region(fd, ns[i], snap, sizeof(snap));
+		got = spflt_region(spflt_fd, ns[i], snap, sizeof(snap));
 		if (got != (long long)SPFLT_REGION(ns[i])) {
 			ok = 0;
-			snprintf(d, sizeof(d), "n=%llu: %lld want %llu (%s)",
+			snprintf(d, dlen, "n=%llu: %lld want %llu (%s)",
 				 (unsigned long long)ns[i], got,
 				 (unsigned long long)SPFLT_REGION(ns[i]), snap);
 		}
 	}
-	result("spflt-region-exact-user", ok, d);
+	return ok;
+}
 
-	got = spflt_on_edge(fd, snap, sizeof(snap));
-	snprintf(d, sizeof(d), "%lld want %d (%s)", got, SPFLT_ON_EDGE, snap);
-	result("spflt-on-edge-user", got == SPFLT_ON_EDGE &&
-	       strstr(snap, "spflt=0x8000000000000001"), d);
+static int check_spflt_on_edge(char *d, size_t dlen)
+{
+	char snap[100];
+	long long got;
 
-	got = spflt_off_edge(fd, snap, sizeof(snap));
-	snprintf(d, sizeof(d), "%lld want %d (%s)", got, SPFLT_OFF_EDGE, snap);
-	result("spflt-off-edge-user", got == SPFLT_OFF_EDGE &&
-	       strstr(snap, "spflt=0x1"), d);
+	got = spflt_on_edge(spflt_fd, snap, sizeof(snap));
+	snprintf(d, dlen, "%lld want %d (%s)", got, SPFLT_ON_EDGE, snap);
+	return got == SPFLT_ON_EDGE && strstr(snap, "spflt=0x8000000000000001");
+}
 
-	/*
-	 * RDPMC: frozen while USER_PREF is 0, and exact while it is 1: v2 =
-	 * v1 + 1 (that RDPMC), v3 = v2 + 12 (mov, 10 nops, RDPMC), v4 = v3 +
-	 * 3 (mov, xor, the closing SPFLT).
-	 */
+static int check_spflt_off_edge(char *d, size_t dlen)
+{
+	char snap[100];
+	long long got;
+
+	got = spflt_off_edge(spflt_fd, snap, sizeof(snap));
+	snprintf(d, dlen, "%lld want %d (%s)", got, SPFLT_OFF_EDGE, snap);
+	return got == SPFLT_OFF_EDGE && strstr(snap, "spflt=0x1");
+}
+
+/*
+ * RDPMC: frozen while USER_PREF is 0, and exact while it is 1: v2 = v1 +
+ * 1 (that RDPMC), v3 = v2 + 12 (mov, 10 nops, RDPMC), v4 = v3 + 3 (mov,
+ * xor, the closing SPFLT).
+ */
+static int check_spflt_rdpmc_gated(char *d, size_t dlen)
+{
+	uint32_t v[6];
+	int ok;
+
 	ok = !ctl("spgate pce1");
 	memset(v, 0xff, sizeof(v));
 	if (ok)
 		spflt_rdpmc(v);
 	ctl("stop pce0");
-	snprintf(d, sizeof(d), "%u %u | %u %u | %u %u", v[0], v[1], v[2], v[3],
-		 v[4], v[5]);
-	result("spflt-rdpmc-gated", ok && v[0] == 0 && v[1] == v[0] &&
-	       v[2] == v[1] + 1 && v[3] == v[2] + 12 && v[4] == v[3] + 3 &&
-	       v[5] == v[4], d);
-	close(fd);
+	snprintf(d, dlen, "%u %u | %u %u | %u %u", v[0], v[1], v[2], v[3], v[4], v[5]);
+	return ok && v[0] == 0 && v[1] == v[0] && v[2] == v[1] + 1 && v[3] == v[2] + 12 &&
+	       v[4] == v[3] + 3 && v[5] == v[4];
 }
+
+/* all tests (knc-spflt=on), in the order they run */
+static const struct check checks[] = {
+	{ "rdpmc-user-exact", check_rdpmc_user_exact, 0 },
+	{ "usr-loop-os-counter-still", check_os_counter_still, 0 },
+	{ "syscall-counts-os-not-usr", check_syscall_os_not_usr, 0 },
+	{ "rdpmc-index2-gp", check_rdpmc_index2_gp, 0 },
+	{ "rdpmc-index-0x40000000-gp", check_rdpmc_index_big_gp, 0 },
+	{ "rdpmc-no-pce-gp", check_rdpmc_no_pce_gp, 0 },
+	{ "rdpmc-pce-ok", check_rdpmc_pce_ok, 0 },
+	{ "pmi-on-syscall-lands-at-entry", syscall_pmi, 0 },
+	{ "spflt-user-decoded", check_spflt_decoded, 0 },
+	{ "spflt-region-exact-user", check_spflt_region_exact, 1 },
+	{ "spflt-on-edge-user", check_spflt_on_edge, 1 },
+	{ "spflt-off-edge-user", check_spflt_off_edge, 1 },
+	{ "spflt-rdpmc-gated", check_spflt_rdpmc_gated, 1 },
+};
 
 /* knc-spflt=off or no knc-pmu: SPFLT is an invalid opcode in ring 3 */
-static int spflt_ud_main(const char *label)
+static int check_spflt_ud(char *d, size_t dlen)
 {
-	char name[64];
-
-	snprintf(name, sizeof(name), "spflt-ud-%s-user", label);
+	(void)d;
+	(void)dlen;
 	signal(SIGILL, on_sigill);
-	result(name, spflt_faults(1), "");
-	printf("KNC-MODEL-USER: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return spflt_faults(1);
 }
+
+/* ud mode: its one test, spflt-ud-LABEL-user (name_pfx "spflt-ud-LABEL-") */
+static const struct check ud_checks[] = {
+	{ "user", check_spflt_ud, 0 },
+};
 
 int main(int argc, char **argv)
 {
-	static const uint64_t ns[] = { 10, 1000, 100000 };
-	char d[200];
 	cpu_set_t set;
-	uint64_t a, b, k0, k1, u0, u1;
-	int ok, i, tries, cpu = 0;
+	int cpu = 0;
 	char *end;
 
 	if (argc > 2 && !strcmp(argv[1], "ud")) {
-		printf("KNC-MODEL: plan 1\n");
-		fflush(stdout);
-		return spflt_ud_main(argv[2]);
+		snprintf(name_pfx, sizeof(name_pfx), "spflt-ud-%s-", argv[2]);
+		ksft_print_header();
+		ksft_set_plan(ARRAY_SIZE(ud_checks));
+		run_checks(ud_checks, ARRAY_SIZE(ud_checks));
+		ksft_finished();
 	}
-	/*
-	 * one verdict per result() below and in spflt_tests(); a set-up that
-	 * fails prints "user-setup" and stops short of the plan
-	 */
-	printf("KNC-MODEL: plan %d\n", 8 + SPFLT_USER_VERDICTS);
-	fflush(stdout);
+	ksft_print_header();
+	ksft_set_plan(ARRAY_SIZE(checks));
 	/* the module serves each request on the CPU that writes it */
 	if (argc > 2 && !strcmp(argv[1], "cpu")) {
 		cpu = strtol(argv[2], &end, 10);
@@ -408,59 +565,13 @@ int main(int argc, char **argv)
 	if (cpu >= 0)
 		CPU_SET(cpu, &set);
 	if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set) || ctl("prog pce1")) {
-		snprintf(d, sizeof(d), "cannot pin to cpu %s or open /proc/knc_model",
-			 argc > 2 ? argv[2] : "0");
-		result("user-setup", 0, d);
 		printf("KNC-MODEL-USER: %d passed, %d failed\n", passed, failed);
-		return 1;
+		ksft_exit_fail_msg("user-setup: cannot pin to cpu %s or open /proc/knc_model\n",
+				   argc > 2 ? argv[2] : "0");
 	}
 	signal(SIGSEGV, on_segv);
-
-	ok = 1;
-	d[0] = 0;
-	for (i = 0; i < 3; i++) {
-		a = loop_delta(0, ns[i]);
-		if (a != LOOP_USER(ns[i])) {
-			ok = 0;
-			snprintf(d, sizeof(d), "n=%llu: %llu want %llu",
-				 (unsigned long long)ns[i], (unsigned long long)a,
-				 (unsigned long long)LOOP_USER(ns[i]));
-		}
-	}
-	result("rdpmc-user-exact", ok, d);
-
-	/* the OS-only counter does not move in a short user loop ... */
-	for (tries = 0, b = 1; tries < 10 && b; tries++)
-		b = loop_delta(1, 100);
-	snprintf(d, sizeof(d), "os delta %llu", (unsigned long long)b);
-	result("usr-loop-os-counter-still", b == 0, d);
-
-	/* ... but does across a system call, which the USR counter skips */
-	u0 = rdpmc(0);
-	k0 = rdpmc(1);
-	for (i = 0; i < 10; i++)
-		getppid();
-	k1 = rdpmc(1);
-	u1 = rdpmc(0);
-	snprintf(d, sizeof(d), "os +%llu usr +%llu", (unsigned long long)(k1 - k0),
-		 (unsigned long long)(u1 - u0));
-	result("syscall-counts-os-not-usr", k1 - k0 > 100 && u1 - u0 < 200, d);
-
-	result("rdpmc-index2-gp", rdpmc_faults(2), "");
-	result("rdpmc-index-0x40000000-gp", rdpmc_faults(0x40000000), "");
-	ctl("pce0");
-	result("rdpmc-no-pce-gp", rdpmc_faults(0), "");
-	ctl("pce1");
-	result("rdpmc-pce-ok", !rdpmc_faults(1), "");
-	ctl("stop pce0");
-
-	d[0] = 0;
-	ok = syscall_pmi(d, sizeof(d));
-	/* d is the module's "PASS|FAIL detail" */
-	result("pmi-on-syscall-lands-at-entry", ok, strlen(d) > 5 ? d + 5 : d);
-
-	spflt_tests();
-
-	printf("KNC-MODEL-USER: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	run_checks(checks, ARRAY_SIZE(checks));
+	if (spflt_fd >= 0)
+		close(spflt_fd);
+	ksft_finished();
 }
