@@ -787,7 +787,7 @@ int knc_probe(void)
 
 	mutex_lock(&knc_counters_lock);
 	if (!knc_reserve_hw()) {
-		pr_info("not loading: counters are held by another driver, likely the perf NMI watchdog; boot with nmi_watchdog=0\n");
+		pr_info("not loading: counters are held by another driver: the perf NMI watchdog (boot with nmi_watchdog=0) or events of the cpu PMU\n");
 		err = -EBUSY;
 	} else {
 		preempt_disable();

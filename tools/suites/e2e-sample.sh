@@ -65,11 +65,14 @@ check_record_freq_mode()
 # System-wide, kernel mode: a workload pinned to each CPU, and samples
 # from each.  perf stat -a -A counts the same kernel cycles on each CPU
 # around the perf record (a second counter: cycles may go on either), so
-# a CPU's samples of a period of 20000 are at most its count / 20000: a
-# PMI counted twice, or a period not reloaded, shows.  No lower bound
-# from the count: it also holds perf record's own start and end, before
-# its events open and after they close, measured up to 6e8 cycles on
-# cpu1 against 565 samples.
+# a CPU's samples of a period of 20000 are at most its count / 20000.
+# That bound is loose: the count also holds perf record's own start and
+# end, before its events open and after they close (measured up to 6e8
+# cycles on cpu1 against 565 samples), so it cannot see a PMI counted
+# twice, and it gives no lower bound.  What this check proves is the
+# kernel-mode PMI on every CPU of a system-wide record; the sample count
+# of a system-wide record is exact to 10% in model-record-a-every-cpu
+# (e2e-model.sh), user mode, the same PMI path.
 E2E_PIN_ALL="i=0; while [ \$i -lt $KNC_CPUS ]; do taskset -c \$i $E2E_W & i=\$((i + 1)); done; wait"
 
 check_record_system_wide_kernel()
@@ -109,8 +112,12 @@ e2e_wait_open()
 # back, so cpu1 counts only until then; cpu0 counts throughout.  Each
 # count is at most 2 cycles per ns of the session (shift 0: an
 # instruction per ns of guest time, and the model's timing rule gives an
-# instruction at most 2 cycles), and at least one: the offline and
-# online work is kernel code on both CPUs.
+# instruction at most 2 cycles).  cpu1's offline is kernel code on cpu1,
+# at least one cycle.  The online runs on cpu0 (cpu1 is down when the
+# shell writes 1), and bringing a CPU up is the hotplug state machine's
+# kernel work there: measured 4.97e7 cycles on cpu0 for the session
+# (the debug kernel, TCG), so at least 1e6, a fiftieth, or the counts
+# of cpu0 were lost.
 check_hotplug_under_stat_a()
 {
 	needs_cpus 2 || return
@@ -134,7 +141,7 @@ check_hotplug_under_stat_a()
 	# 10 ms more for /proc/uptime's resolution
 	ec_ns=$(($(uptime_ns) - ec_t0 + 10000000))
 	grep -v '^#' /tmp/hp.out | grep . | sed 's/^/KNC-INFO: hotplug: /'
-	expect_range "$(sed -n 's/^CPU0,\([0-9]*\),.*/\1/p' /tmp/hp.out)" 1 $((2 * ec_ns)) "cpu0 kernel cycles"
+	expect_range "$(sed -n 's/^CPU0,\([0-9]*\),.*/\1/p' /tmp/hp.out)" 1000000 $((2 * ec_ns)) "cpu0 kernel cycles"
 	expect_range "$(sed -n 's/^CPU1,\([0-9]*\),.*/\1/p' /tmp/hp.out)" 1 $((2 * ec_ns)) "cpu1 kernel cycles before it went down"
 }
 
