@@ -6,8 +6,8 @@
  * on the compiler, like workload.S.
  *
  * How the two SPFLTs around a region count: each one counts with the
- * preference in force before it (the QEMU model's rule, tools/qemu/README
- * and patch 0005: the counters are brought up to date before the
+ * preference in force before it (the QEMU model's rule, tools/qemu/README:
+ * the counters are brought up to date before the
  * preference changes).  So a gated event sees "spflt 0" at the end but
  * not "spflt 1" at the start: SPFLT_COUNTED = 1.  Real hardware may
  * differ; the programs take -x N to override it.

@@ -169,29 +169,30 @@ static int check_repeat(char *d, size_t n)
 	return a[0] == b[0] && a[1] == b[1] && a[0] > 0 && a[1] > 0;
 }
 
-static int check_ins_diff(char *d, size_t n)
+/*
+ * Event @i's count at n2 less its count at n1: @per (instructions or
+ * branches) per iteration more, exactly; the rest is PAPI's own overhead.
+ */
+static int diff_check(char *d, size_t n, int i, long long per)
 {
-	long long *a = papi.v[1], *c = papi.v[2], di = c[0] - a[0];
-	unsigned long n1 = papi.n1, n2 = papi.n2;
+	long long a = papi.v[1][i], c = papi.v[2][i];
+	long long want = per * (long long)(papi.n2 - papi.n1);
 
 	if (!papi.counted)
 		return snprintf(d, n, "not run: start-stop failed"), 0;
-	snprintf(d, n, "%lld - %lld = %lld, want 2 * (%lu - %lu) = %lld; overhead %lld",
-		 c[0], a[0], di, n2, n1, 2LL * (long long)(n2 - n1),
-		 a[0] - 2LL * (long long)n1);
-	return di == 2LL * (long long)(n2 - n1);
+	snprintf(d, n, "%lld - %lld = %lld, want %lld * (%lu - %lu) = %lld; overhead %lld",
+		 c, a, c - a, per, papi.n2, papi.n1, want, a - per * (long long)papi.n1);
+	return c - a == want;
+}
+
+static int check_ins_diff(char *d, size_t n)
+{
+	return diff_check(d, n, 0, 2);
 }
 
 static int check_br_diff(char *d, size_t n)
 {
-	long long *a = papi.v[1], *c = papi.v[2], db = c[1] - a[1];
-	unsigned long n1 = papi.n1, n2 = papi.n2;
-
-	if (!papi.counted)
-		return snprintf(d, n, "not run: start-stop failed"), 0;
-	snprintf(d, n, "%lld - %lld = %lld, want %lu - %lu = %lld; overhead %lld",
-		 c[1], a[1], db, n2, n1, (long long)(n2 - n1), a[1] - (long long)n1);
-	return db == (long long)(n2 - n1);
+	return diff_check(d, n, 1, 1);
 }
 
 /* the checks of every PAPI mode, in the order they run */

@@ -14,7 +14,8 @@
 # there is multiplexed.  No workload runs on cpu1 while it goes offline:
 # offlining a CPU that runs a user-mode spin loop hangs this QEMU/kernel
 # pair with or without knc-perf loaded (cpu0 stops taking ticks), so
-# that is not tested here (stress-hpregs does, since QEMU patch 0009).
+# that is not tested here (stress-hpregs does: the model's round-robin
+# turn of at most 100000 instructions, tools/qemu/README.md, made it pass).
 #
 # Settings (suite parameters, tools/stages): cycles=N (default 10).
 

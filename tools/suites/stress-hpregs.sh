@@ -30,7 +30,8 @@
 # /knc/bad.ere.  LVTPC is not read: it is APIC MMIO (xAPIC), out of
 # msrpeek's reach.  The storm's workload runs on cpu1 as it goes
 # offline, which stress-hotplug avoids (a user-mode spin there hung this
-# QEMU/kernel pair then); with QEMU patch 0009 it has not hung here (30
+# QEMU/kernel pair then); with the model's round-robin turn of at most
+# 100000 instructions it has not hung here (30
 # cycles on the debug kernel, 2.9 s each).  The model delivers a PMI at
 # the overflowing instruction, so those late-PMI windows cannot open
 # here: the register checks catch what such a PMI would leave, not the

@@ -1388,13 +1388,14 @@ static void test_l1d(void)
 /*
  * CMPXCHG8B/16B set ZF and leave CF, PF, AF, SF and OF alone.  QEMU runs
  * them in helpers that compute EFLAGS from env->cc_op, which the
- * translator keeps lazily: without patch 0018 they saw a stale one.  So
- * each follows an ADD in the translation block a POPF ended the previous
- * one with (POPF leaves "the flags are CC_SRC" behind, and the ADD puts
- * its operand, 0x4bbc000, in CC_SRC): the stale state made EFLAGS
- * 0x4bbc040 and more, and a Debian 6.12 guest died of a double fault
- * after SLUB's this_cpu_cmpxchg16b restored such flags.  0 + 0x4bbc000 has
- * no carry and a zero low byte: PF, and ZF from the matching compare.
+ * translator keeps lazily: without the fix in tools/qemu/patches they saw
+ * a stale one.  So each follows an ADD in the translation block a POPF
+ * ended the previous one with (POPF leaves "the flags are CC_SRC" behind,
+ * and the ADD puts its operand, 0x4bbc000, in CC_SRC): the stale state
+ * made EFLAGS 0x4bbc040 and more, and a Debian 6.12 guest died of a
+ * double fault after SLUB's this_cpu_cmpxchg16b restored such flags.  0 +
+ * 0x4bbc000 has no carry and a zero low byte: PF, and ZF from the
+ * matching compare.
  */
 #define CMPXCHG_ARITH	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | \
 			 X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_OF)

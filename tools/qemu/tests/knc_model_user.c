@@ -467,24 +467,25 @@ static int check_spflt_region_exact(char *d, size_t dlen)
 	return ok;
 }
 
-static int check_spflt_on_edge(char *d, size_t dlen)
+/* an SPFLT edge's count @want, with the SPFLT MSR the model shows after it */
+static int spflt_edge(char *d, size_t dlen, long long (*edge)(int, char *, size_t),
+		      long long want, const char *msr)
 {
 	char snap[100];
-	long long got;
+	long long got = edge(spflt_fd, snap, sizeof(snap));
 
-	got = spflt_on_edge(spflt_fd, snap, sizeof(snap));
-	snprintf(d, dlen, "%lld want %d (%s)", got, SPFLT_ON_EDGE, snap);
-	return got == SPFLT_ON_EDGE && strstr(snap, "spflt=0x8000000000000001");
+	snprintf(d, dlen, "%lld want %lld (%s)", got, want, snap);
+	return got == want && strstr(snap, msr);
+}
+
+static int check_spflt_on_edge(char *d, size_t dlen)
+{
+	return spflt_edge(d, dlen, spflt_on_edge, SPFLT_ON_EDGE, "spflt=0x8000000000000001");
 }
 
 static int check_spflt_off_edge(char *d, size_t dlen)
 {
-	char snap[100];
-	long long got;
-
-	got = spflt_off_edge(spflt_fd, snap, sizeof(snap));
-	snprintf(d, dlen, "%lld want %d (%s)", got, SPFLT_OFF_EDGE, snap);
-	return got == SPFLT_OFF_EDGE && strstr(snap, "spflt=0x1");
+	return spflt_edge(d, dlen, spflt_off_edge, SPFLT_OFF_EDGE, "spflt=0x1");
 }
 
 /*
