@@ -30,10 +30,11 @@
 #                     kernel, as make upstream does)
 #   make stress       the long forms (tools/stages-stress): stress and
 #                     fault loops (hotplug, load/unload, PMI storm,
-#                     multiplexing, arbitration churn) and the fuzzer on
-#                     the debug kernel, the stall reproducer (a long perf
-#                     workload must not park a vCPU in the model's
-#                     overflow path: tools/stall/README.md), every
+#                     multiplexing, arbitration churn) on the debug
+#                     kernel, the fuzzer on it and on the standalone
+#                     one, the stall reproducer (a long perf workload
+#                     must not park a vCPU in the model's overflow
+#                     path: tools/stall/README.md), every
 #                     non-model e2e suite on the debug kernel, and
 #                     per-task events on a 6.1 kernel without the x86
 #                     core PMU, where a task context outlives rmmod (the
@@ -47,7 +48,10 @@
 #   make upstream     upstream/'s patch series for upstream knc.c: each
 #                     patch checked on its own, the patched kernel
 #                     built and its cpu PMU checked on the model
-#                     (tools/stages-upstream), and make compare's table
+#                     (tools/stages-upstream), and make compare's table;
+#                     upstream/perf/'s series for perf (KNC's event
+#                     names), perf built with it and its names counting
+#                     on that cpu PMU
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 

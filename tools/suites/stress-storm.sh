@@ -20,6 +20,7 @@
 # a PMI, about 50 us of guest time each on the debug kernel).
 
 SS_LONG=50000000
+SS_RESUME=10000000
 SS_HB_LIMIT=3
 
 check_storm_sampler()
@@ -151,9 +152,9 @@ check_storm_heartbeat()
 # full rate again: one sample per 10000 user instructions
 check_storm_resume_full_rate()
 {
-	ss_w=$(($(w_insns $SS_LONG) / 10000))
+	ss_w=$(($(w_insns $SS_RESUME) / 10000))
 	ss_rc=0
-	perf record -c 10000 -e knc/event=0x16/u -o /tmp/st-after.data /knc/workload-$SS_LONG \
+	perf record -c 10000 -e knc/event=0x16/u -o /tmp/st-after.data /knc/workload-$SS_RESUME \
 		>/tmp/st-after.log 2>&1 || ss_rc=$?
 	expect_eq "$ss_rc" 0 "perf record exit"
 	# within 2%
