@@ -199,33 +199,48 @@ knc_upstream_patches()
 	done
 }
 
-# The changes of the series without the commit messages: a message
-# rebuilds nothing
-# The files the series changes, once each
+# The patches of upstream/perf/, the second series (perf's event names,
+# tools/upstream-perf.sh), in order
+knc_perf_patches()
+{
+	local p
+
+	for p in "$KNC_TOP"/upstream/perf/[0-9]*.patch; do
+		case "$p" in
+		*-cover-letter.patch) ;;
+		*) [ ! -f "$p" ] || echo "$p" ;;
+		esac
+	done
+}
+
+# The files both series change, once each
 knc_upstream_files()
 {
 	# shellcheck disable=SC2046 # one word per patch
-	sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $(knc_upstream_patches) | sort -u
+	sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $(knc_upstream_patches) $(knc_perf_patches) |
+		sort -u
 }
 
+# The changes of the kernel's series (with --perf, of perf's too) without
+# the commit messages: a message rebuilds nothing
 knc_upstream_diffs()
 {
 	local p
 
-	for p in $(knc_upstream_patches); do
+	for p in $(knc_upstream_patches) $([ "${1:-}" != --perf ] || knc_perf_patches); do
 		sed -n '/^diff --git /,/^-- $/p' "$p"
 	done
 }
 
-# Make $KNC_KSRC the upstream kernel's tree: $KNC_SRC with the series
-# applied in order, hard links for every file it does not touch (so the
+# Make $KNC_KSRC the upstream kernel's tree: $KNC_SRC with both series
+# applied in order (the kernel's, then perf's), hard links for every file it does not touch (so the
 # copy costs seconds, not a second extraction).  Made again when the
 # series or the source package changes.
 knc_upstream_source()
 {
 	local want tmp p f
 
-	want=$({ knc_src_version; knc_upstream_diffs; } | sha256sum | cut -c1-16)
+	want=$({ knc_src_version; knc_upstream_diffs --perf; } | sha256sum | cut -c1-16)
 	[ "$(cat "$KNC_KSRC/.knc-series" 2>/dev/null)" != "$want" ] || return 0
 	knc_log "applying upstream/'s series to a copy of $KNC_SRC_PKG"
 	tmp=$KNC_KSRC.tmp
@@ -237,7 +252,7 @@ knc_upstream_source()
 	for f in $(knc_upstream_files); do
 		[ ! -f "$tmp/$f" ] || cp --remove-destination "$KNC_SRC/$f" "$tmp/$f"
 	done
-	for p in $(knc_upstream_patches); do
+	for p in $(knc_upstream_patches) $(knc_perf_patches); do
 		patch -d "$tmp" -p1 -s -F0 --no-backup-if-mismatch <"$p" ||
 			knc_die "$(basename "$p") does not apply to $KNC_SRC_PKG $(knc_src_version)"
 	done
@@ -339,8 +354,8 @@ knc_run_logged()
 #		the handler's GLOBAL_CTRL write moved the timer earlier and
 #		QEMU kicked the vCPU out of its turn inside the handler, so
 #		the other vCPU's whole turn was charged to it (3.5-4.8 ms at
-#		record-system-wide-kernel).  The fixed model (patch 0007) has
-#		no timer; the first e2e run on it printed none.  Kept until
+#		record-system-wide-kernel).  The model has no timer now
+#		(tools/qemu/README.md); the first e2e run on it printed none.  Kept until
 #		more runs agree
 KNC_BAD_ERE=$KNC_TOOLS/kernel-log-bad.ere
 KNC_OK_ERE=$KNC_TOOLS/kernel-log-ok.ere

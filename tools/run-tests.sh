@@ -612,13 +612,17 @@ vm_initramfs_pack()
 	# meet dkms removing and rebuilding it
 	f=$KNC_CACHE/dkms/knc-perf-6.12.ko
 	[[ ",$3," != *,stock-dkms,* ]] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
+	# perf of the upstream tree, with perf's KNC events (make upstream)
+	f=$KNC_CACHE/perf-upstream/perf
+	[ "$2" != upstream ] || files+=("$f:0755:/knc/perf-upstream")
 	# perf's exec path: perf test's shell tests (tools/suites/perf-test.sh)
 	while IFS= read -r f; do
 		files+=("$f:0755:$f")
 	done < <(find /usr/lib/perf-core -type f)
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
 		guest_libs /usr/bin/objdump /usr/bin/papi_component_avail /usr/bin/papi_avail \
-			/usr/bin/papi_native_avail /bin/bash "$build/progs/papi-count")
+			/usr/bin/papi_native_avail /bin/bash "$build/progs/papi-count" \
+			$([ "$2" != upstream ] || echo "$KNC_CACHE/perf-upstream/perf"))
 	# the same file twice (a library two programs need) once
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
 	gen_cpio || return 1
@@ -788,6 +792,9 @@ build_stage()
 	else
 		KNC_KERNEL_VARIANT=$what "$KNC_TOOLS/build-test-kernel.sh" ||
 			echo "the $what kernel build failed" >"$dir/broken"
+		# the upstream suite's perf: the same tree's, with perf's series
+		[ "$what" != upstream ] || [ -f "$dir/broken" ] || "$KNC_TOOLS/upstream-perf.sh" build ||
+			echo "the perf build of the upstream tree failed" >"$dir/broken"
 	fi
 	[ ! -f "$dir/broken" ] || result "$dir/result.tmp" "failure stage $name: $(cat "$dir/broken")"
 }

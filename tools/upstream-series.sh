@@ -12,7 +12,22 @@
 #			warning, against the upstream kernel's build tree
 #			(the series is bisectable)
 #
-# and series-cover-letter: upstream/ has the cover letter.  The W=1
+# and series-cover-letter: upstream/ has the cover letter.  Then perf's
+# series (upstream/perf/, tools/upstream-perf.sh), each patch after the
+# kernel's:
+#
+#	perf-N-applies	as N-applies
+#	perf-N-checkpatch  as N-checkpatch, but for FILE_PATH_CHANGES ("does
+#			MAINTAINERS need updating?", which checkpatch says of
+#			every new file) when scripts/get_maintainer.pl names a
+#			maintainer of each new file: the perf tool's entry
+#			covers tools/perf/
+#	perf-N-generated  it is what tools/upstream-perf.sh makes now: the
+#			first patch as git am and format-patch give it back,
+#			the second from knc_events.c, so perf's names and
+#			the driver's sysfs aliases are the same table
+#
+# (perf's build is make upstream's, in the build-upstream stage.)  The W=1
 # build compiles the changed files of arch/x86/events as objects of an
 # external module directory, a copy of that directory at the patch's
 # step, so the cached kernel tree is never touched.
@@ -33,17 +48,20 @@ knc_log()
 
 patches=$(knc_upstream_patches)
 n=$(echo "$patches" | grep -c .)
-ktap_begin $((3 * n + 1))
+perf_patches=$(knc_perf_patches)
+m=$(echo "$perf_patches" | grep -c .)
+ktap_begin $((3 * n + 1 + 3 * m))
 
 knc_ensure_source
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # the step tree: arch/x86/events of the source, the files the series
-# changes elsewhere, then each patch in turn
+# change elsewhere, then each patch in turn
 mkdir -p "$work/tree/arch/x86"
 cp -r "$KNC_SRC/arch/x86/events" "$work/tree/arch/x86/"
 for f in $(knc_upstream_files); do
-	[ -e "$work/tree/$f" ] || { mkdir -p "$work/tree/$(dirname "$f")"; cp "$KNC_SRC/$f" "$work/tree/$f"; }
+	[ -e "$work/tree/$f" ] || [ ! -e "$KNC_SRC/$f" ] ||
+		{ mkdir -p "$work/tree/$(dirname "$f")"; cp "$KNC_SRC/$f" "$work/tree/$f"; }
 done
 
 i=0
@@ -84,4 +102,41 @@ if ls "$KNC_TOP"/upstream/0000-cover-letter.patch >/dev/null 2>&1; then
 else
 	ktap_result series-cover-letter FAIL "upstream/0000-cover-letter.patch missing"
 fi
+
+i=0
+for p in $perf_patches; do
+	i=$((i + 1))
+	name=perf-$(printf '%02d' "$i")
+	knc_log "$(basename "$p")"
+	if out=$(patch -d "$work/tree" -p1 -F0 --no-backup-if-mismatch <"$p" 2>&1) &&
+	   ! grep -qi 'offset\|fuzz' <<<"$out"; then
+		ktap_result "$name-applies" PASS
+	else
+		ktap_result "$name-applies" FAIL "$out"
+	fi
+	ign=
+	new=$(awk '/^diff --git /{ f = $4; sub(/^b\//, "", f) } /^new file mode/{ print f }' "$p")
+	unowned=
+	for f in $new; do
+		# get_maintainer.pl -f wants the file to exist: a patch that
+		# creates it, on its standard input
+		[ -n "$(printf -- '--- /dev/null\n+++ b/%s\n@@ -0,0 +1 @@\n+\n' "$f" |
+			(cd "$KNC_SRC" && scripts/get_maintainer.pl --no-git --no-rolestats --no-l 2>/dev/null))" ] ||
+			unowned+=" $f"
+	done
+	[ -z "$new" ] || [ -n "$unowned" ] || ign="--ignore FILE_PATH_CHANGES"
+	# shellcheck disable=SC2086 # one option or none
+	if out=$(cd "$KNC_SRC" && scripts/checkpatch.pl --strict $ign "$p" 2>&1) &&
+	   grep -q '^total: 0 errors, 0 warnings, 0 checks' <<<"$out"; then
+		ktap_result "$name-checkpatch" PASS
+	else
+		ktap_result "$name-checkpatch" FAIL "${unowned:+no maintainer for:$unowned; }$out"
+	fi
+	[ -d "$work/gen" ] || "$KNC_TOOLS/upstream-perf.sh" patch "$work/gen" >"$work/gen.log" 2>&1 || true
+	if cmp -s "$work/gen/${p##*/}" "$p"; then
+		ktap_result "$name-generated" PASS
+	else
+		ktap_result "$name-generated" FAIL "$(cat "$work/gen.log"; diff "$p" "$work/gen/${p##*/}" 2>&1 | head -n 20)"
+	fi
+done
 ktap_end

@@ -172,3 +172,77 @@ check_upstream_dmesg_clean()
 	ud_bad=$(knc_dmesg_bad)
 	[ -z "$ud_bad" ] || fail "$(printf '%s\n' "$ud_bad" | head -n 3 | tr '\n' ';')"
 }
+
+# --- perf's own names (upstream/perf/): perf built from this kernel's
+# tree with the second series, its table tools/pmu-events.py's from
+# knc_events.c.  The names must come from that table: the cpu PMU has no
+# sysfs alias of them, and Debian's perf does not know them.
+
+UP_PERF=/knc/perf-upstream
+
+# NAME: event=0xEE,umask=0xUU of each knc sysfs alias (the ABI document)
+up_aliases()
+{
+	sed -n 's/^[[:space:]]*\([a-z0-9_]*\):[[:space:]]*\(event=0x[0-9a-f]*,umask=0x[0-9a-f]*\)$/\1 \2/p' \
+		/knc/abi-knc
+}
+
+# perf list names every alias; none is a sysfs event of the cpu PMU, and
+# Debian's perf cannot open one
+check_upstream_perf_lists_knc_events()
+{
+	up_aliases >/tmp/up-aliases
+	$UP_PERF list --no-desc >/tmp/up-list.txt 2>&1 || fail "perf list failed: $(tail -n 1 /tmp/up-list.txt)"
+	up_miss=$(awk '{ print $1 }' /tmp/up-aliases | while read -r un; do
+		grep -qiw "$un" /tmp/up-list.txt || printf '%s ' "$un"
+	done)
+	expect_eq "$(grep -c . /tmp/up-aliases)" 61 "aliases in the ABI document"
+	expect_eq "${up_miss:-none}" none "aliases perf list does not name"
+	expect_eq "$(awk '{ print $1 }' /tmp/up-aliases | while read -r un; do
+		[ ! -e "/sys/bus/event_source/devices/cpu/events/$un" ] || printf '%s ' "$un"
+	done | grep -c .)" 0 "aliases the cpu PMU has in sysfs"
+	expect_true "Debian's perf refuses cpu/instructions_executed/" \
+		sh -c '! perf stat -e cpu/instructions_executed/u true >/dev/null 2>&1'
+}
+
+# each name opens the encoding the driver's alias has: perf stat -vv
+# says what each name resolved to ("Attempt to add: cpu/NAME/", then
+# "..after resolving event: cpu/event=0x..,period=..,umask=0x../")
+check_upstream_perf_names_encode_as_aliases()
+{
+	up_evs=$(awk '{ printf "%scpu/%s/u", (NR > 1 ? "," : ""), $1 }' /tmp/up-aliases)
+	$UP_PERF stat -vv -x, -e "$up_evs" true >/tmp/up-vv.txt 2>&1 || true
+	awk '/^Attempt to add: / { n = $4; sub(/^cpu\//, "", n); sub(/\/.*$/, "", n) }
+		/^\.\.after resolving event: / && n != "" { e = $4; sub(/^cpu\//, "", e); sub(/\/$/, "", e); print n, e; n = "" }' \
+		/tmp/up-vv.txt >/tmp/up-got
+	up_bad=$(while read -r un ue; do
+		ug=$(awk -v n="$un" '$1 == n { print $2; exit }' /tmp/up-got)
+		ug_ev=$(echo ",$ug," | sed -n 's/.*,event=\([0-9a-fx]*\),.*/\1/p')
+		ug_um=$(echo ",$ug," | sed -n 's/.*,umask=\([0-9a-fx]*\),.*/\1/p')
+		ue_ev=${ue#event=}
+		[ -n "$ug_ev" ] && [ $((ug_ev)) = $((${ue_ev%%,*})) ] &&
+			[ $((${ug_um:-0})) = $((${ue#*umask=})) ] || printf '%s:%s ' "$un" "${ug:-unresolved}"
+	done </tmp/up-aliases)
+	expect_eq "$(grep -c . /tmp/up-got)" "$(grep -c . /tmp/up-aliases)" "names perf resolved"
+	expect_eq "${up_bad:-none}" none "names whose event and umask are not the alias's"
+}
+
+# instructions_executed of a workload of known length, exactly
+check_upstream_perf_named_count_exact()
+{
+	expect_eq "$($UP_PERF stat -x, -e cpu/instructions_executed/u /knc/workload-1000000 2>&1 >/dev/null |
+		stat_first)" "$(w_insns 1000000)" "cpu/instructions_executed/u of workload-1000000"
+}
+
+# perf record of a named event: a sample at every overflow (the sample
+# rate was raised by check_upstream_measure)
+check_upstream_perf_named_record()
+{
+	up_rc=0
+	$UP_PERF record -q -c 10000 -e cpu/instructions_executed/u -o /tmp/up-rec.data \
+		/knc/workload-1000000 >/tmp/up-rec.log 2>&1 || up_rc=$?
+	expect_eq "$up_rc" 0 "perf record exit"
+	expect_eq "$($UP_PERF script -F ip -i /tmp/up-rec.data 2>/dev/null | grep -c .)" \
+		$(($(w_insns 1000000) / 10000)) "samples, -c 10000"
+	rm -f /tmp/up-rec.data
+}
