@@ -131,7 +131,8 @@ def topic(name):
 def entry(name, code, umask):
     spec = ALIASES.get(name, name)
     desc = SPEC[spec]
-    brief = desc.split('. ', 1)[0].rstrip('.') + '.'
+    # the first sentence: a full stop not of "i.e." or "e.g."
+    brief = re.split(r'(?<!i\.e)(?<!e\.g)\. ', desc, 1)[0].rstrip('.') + '.'
     counter0 = umask == 0x10 or code >= 0xc0
     public = desc
     if name != spec:
