@@ -105,6 +105,8 @@ KNC_JOBS=$(nproc)
 # upstream kernel the copy with upstream/'s series applied
 # (knc_upstream_source)
 KNC_KSRC=$KNC_SRC
+# perf of the upstream tree, with perf's series (tools/upstream-perf.sh)
+KNC_PERF_UPSTREAM=$KNC_CACHE/perf-upstream
 [ "$KNC_KERNEL_VARIANT" != upstream ] || KNC_KSRC=$KNC_SRC-upstream
 
 export KNC_CACHE
@@ -233,9 +235,9 @@ knc_upstream_diffs()
 }
 
 # Make $KNC_KSRC the upstream kernel's tree: $KNC_SRC with both series
-# applied in order (the kernel's, then perf's), hard links for every file it does not touch (so the
-# copy costs seconds, not a second extraction).  Made again when the
-# series or the source package changes.
+# applied in order (the kernel's, then perf's), hard links for every file
+# they do not touch (so the copy costs seconds, not a second
+# extraction).  Made again when a series or the source package changes.
 knc_upstream_source()
 {
 	local want tmp p f
@@ -355,8 +357,8 @@ knc_run_logged()
 #		QEMU kicked the vCPU out of its turn inside the handler, so
 #		the other vCPU's whole turn was charged to it (3.5-4.8 ms at
 #		record-system-wide-kernel).  The model has no timer now
-#		(tools/qemu/README.md); the first e2e run on it printed none.  Kept until
-#		more runs agree
+#		(tools/qemu/README.md); the first e2e run on it printed
+#		none.  Kept until more runs agree
 KNC_BAD_ERE=$KNC_TOOLS/kernel-log-bad.ere
 KNC_OK_ERE=$KNC_TOOLS/kernel-log-ok.ere
 

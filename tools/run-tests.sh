@@ -613,8 +613,7 @@ vm_initramfs_pack()
 	f=$KNC_CACHE/dkms/knc-perf-6.12.ko
 	[[ ",$3," != *,stock-dkms,* ]] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
 	# perf of the upstream tree, with perf's KNC events (make upstream)
-	f=$KNC_CACHE/perf-upstream/perf
-	[ "$2" != upstream ] || files+=("$f:0755:/knc/perf-upstream")
+	[ "$2" != upstream ] || files+=("$KNC_PERF_UPSTREAM/perf:0755:/knc/perf-upstream")
 	# perf's exec path: perf test's shell tests (tools/suites/perf-test.sh)
 	while IFS= read -r f; do
 		files+=("$f:0755:$f")
@@ -622,7 +621,7 @@ vm_initramfs_pack()
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
 		guest_libs /usr/bin/objdump /usr/bin/papi_component_avail /usr/bin/papi_avail \
 			/usr/bin/papi_native_avail /bin/bash "$build/progs/papi-count" \
-			$([ "$2" != upstream ] || echo "$KNC_CACHE/perf-upstream/perf"))
+			$([ "$2" != upstream ] || echo "$KNC_PERF_UPSTREAM/perf"))
 	# the same file twice (a library two programs need) once
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
 	gen_cpio || return 1

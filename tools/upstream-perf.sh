@@ -11,7 +11,7 @@
 #					by hand as they are there, the last
 #					made again from knc_events.c
 #					against the source's mapfile.csv
-#	upstream-perf.sh build		$KNC_CACHE/perf-upstream/perf: perf
+#	upstream-perf.sh build		$KNC_PERF_UPSTREAM/perf: perf
 #					of the upstream tree (lib.sh,
 #					knc_upstream_source: both series
 #					applied), built again when it changes
@@ -99,7 +99,7 @@ FLAGS=(NO_LIBTRACEEVENT=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_RUST=1 BUILD_BPF_SKEL=0
 
 perf_build()
 {
-	local o=$KNC_CACHE/perf-upstream key
+	local o=$KNC_PERF_UPSTREAM key
 
 	knc_ensure_source
 	knc_upstream_source

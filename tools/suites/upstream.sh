@@ -210,6 +210,7 @@ check_upstream_perf_lists_knc_events()
 # "..after resolving event: cpu/event=0x..,period=..,umask=0x../")
 check_upstream_perf_names_encode_as_aliases()
 {
+	up_aliases >/tmp/up-aliases
 	up_evs=$(awk '{ printf "%scpu/%s/u", (NR > 1 ? "," : ""), $1 }' /tmp/up-aliases)
 	$UP_PERF stat -vv -x, -e "$up_evs" true >/tmp/up-vv.txt 2>&1 || true
 	awk '/^Attempt to add: / { n = $4; sub(/^cpu\//, "", n); sub(/\/.*$/, "", n) }
