@@ -547,6 +547,7 @@ GUEST_FILES="/usr/share/doc/linux-perf/tips.txt:0644:/knc/tips.txt
 	/usr/bin/papi_avail:0755:/usr/bin/papi_avail
 	/usr/bin/papi_native_avail:0755:/usr/bin/papi_native_avail
 	/bin/bash:0755:/bin/bash
+	/usr/bin/chrt:0755:/usr/bin/chrt
 	/usr/bin/mktemp:0755:/usr/local/bin/mktemp"
 
 # guest_libs FILE...: the shared libraries FILEs need, as file:mode:dest
@@ -620,7 +621,7 @@ vm_initramfs_pack()
 	done < <(find /usr/lib/perf-core -type f)
 	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
 		guest_libs /usr/bin/objdump /usr/bin/papi_component_avail /usr/bin/papi_avail \
-			/usr/bin/papi_native_avail /bin/bash "$build/progs/papi-count" \
+			/usr/bin/papi_native_avail /bin/bash /usr/bin/chrt "$build/progs/papi-count" \
 			$([ "$2" != upstream ] || echo "$KNC_PERF_UPSTREAM/perf"))
 	# the same file twice (a library two programs need) once
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk -F: '!seen[$3 ? $3 : $1]++')
