@@ -5,24 +5,31 @@
  * ring buffers drained and the records counted in memory.
  *
  *	stormrec [-t SECONDS] [-f STOPFILE] [-C CPU[,CPU...]] [-e CONFIG]
- *		 [-m u|k|uk] [-g PAUSE_US] -c PERIOD [-c PERIOD...]
+ *		 [-m u|k|uk] [-g PAUSE_US] -c PERIOD [-c PERIOD...] [-- CMD...]
  *
- * One system-wide event (pid -1) per CPU and PERIOD, of type knc (from
- * sysfs) with the raw CONFIG (default 0x2a, cycles), counting in the modes
- * of -m (default uk), sampling IP, TID, TIME and CPU every PERIOD events.
- * Runs until SECONDS (default 5) have passed or STOPFILE exists, then
- * prints per event:
+ * One event per CPU and PERIOD, of type knc (from sysfs) with the raw
+ * CONFIG (default 0x2a, cycles), counting in the modes of -m (default
+ * uk), sampling IP, TID, TIME and CPU every PERIOD events: system-wide
+ * (pid -1), or with CMD, CMD's and its children's (inherited, enabled at
+ * the exec, as perf record CMD does).  Runs until SECONDS (default 5)
+ * have passed, STOPFILE exists or CMD has exited, then prints per event:
  *
  *	STORMREC cpu=C period=P samples=N lost=L throttle=T unthrottle=U
  *		 pauses=Q bursts=B maxburst=M medburst=D span_ms=S rate=R hup=H
+ *		 count=V
  *
  * A pause is a gap of at least PAUSE_US (default 2000) between two samples
  * of the event with no LOST record in between: the throttle stopped it
  * until the next tick.  A burst is the run of samples between two pauses.
  * rate is samples per second over the span from the first to the last
- * sample.  hup=1: the event went away (its CPU went offline).
+ * sample.  hup=1: the event went away (its CPU went offline).  count:
+ * the event's value (read()), "none" if it could not be read.  A throttled
+ * event is stopped and counts nothing, so every PERIOD it counted is one
+ * overflow: samples + lost is count / PERIOD, less the one a CPU going
+ * offline may take before its PMI.
  *
- * Exit status: 0, or 1 if an event could not be opened or mapped.
+ * Exit status: 0 (CMD's, with CMD), or 1 if an event could not be opened
+ * or mapped.
  * Build: gcc -static -O2 stormrec.c -o stormrec
  */
 #define _GNU_SOURCE
@@ -36,6 +43,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,7 +159,8 @@ static void drain(struct ev *e)
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-static int open_ev(struct ev *e, int type, uint64_t config, const char *mode)
+static int open_ev(struct ev *e, int type, uint64_t config, const char *mode,
+		   pid_t pid)
 {
 	struct perf_event_attr attr;
 	void *m;
@@ -168,7 +177,10 @@ static int open_ev(struct ev *e, int type, uint64_t config, const char *mode)
 	attr.exclude_hv = 1;
 	attr.watermark = 1;
 	attr.wakeup_watermark = DATA_PAGES * PAGE / 4;
-	e->fd = syscall(SYS_perf_event_open, &attr, -1, e->cpu, -1,
+	attr.inherit = pid > 0;
+	attr.disabled = pid > 0;
+	attr.enable_on_exec = pid > 0;
+	e->fd = syscall(SYS_perf_event_open, &attr, pid, e->cpu, -1,
 			PERF_FLAG_FD_CLOEXEC);
 	if (e->fd < 0) {
 		fprintf(stderr, "stormrec: cpu%d period %llu: perf_event_open: %s\n",
@@ -199,8 +211,12 @@ static void report(struct ev *e)
 {
 	uint64_t span = e->samples > 1 ? e->last - e->first : 0;
 	uint32_t maxb = 0, med = 0;
+	uint64_t count;
+	char val[24] = "none";
 	size_t i;
 
+	if (read(e->fd, &count, sizeof(count)) == sizeof(count))
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)count);
 	end_burst(e);
 	for (i = 0; i < e->nbursts; i++)
 		if (e->bursts[i] > maxb)
@@ -216,10 +232,10 @@ static void report(struct ev *e)
 	       (unsigned long long)e->throttle,
 	       (unsigned long long)e->unthrottle,
 	       (unsigned long long)e->pauses, e->nbursts);
-	printf(" maxburst=%u medburst=%u span_ms=%llu rate=%llu hup=%d\n", maxb, med,
-	       (unsigned long long)(span / 1000000),
+	printf(" maxburst=%u medburst=%u span_ms=%llu rate=%llu hup=%d count=%s\n",
+	       maxb, med, (unsigned long long)(span / 1000000),
 	       (unsigned long long)(span ? e->samples * 1000000000ull / span : 0),
-	       e->hup);
+	       e->hup, val);
 }
 
 static int add_cpus(int *cpus, int n, const char *list)
@@ -240,6 +256,8 @@ int main(int argc, char **argv)
 	const char *mode = "uk", *stop = NULL;
 	double secs = 5;
 	struct pollfd pfd[MAX_EVENTS];
+	int gate[2] = { -1, -1 }, status = 0;
+	pid_t pid = -1;
 
 	while ((opt = getopt(argc, argv, "t:f:C:e:m:g:c:")) != -1) {
 		switch (opt) {
@@ -267,7 +285,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: stormrec [-t S] [-f STOP] [-C CPUS] [-e CONFIG]");
-			fprintf(stderr, " [-m u|k|uk] [-g US] -c PERIOD...\n");
+			fprintf(stderr, " [-m u|k|uk] [-g US] -c PERIOD... [-- CMD...]\n");
 			return 2;
 		}
 	}
@@ -283,21 +301,52 @@ int main(int argc, char **argv)
 		fprintf(stderr, "stormrec: no knc PMU in sysfs\n");
 		return 1;
 	}
+	/* CMD waits for its events on a pipe, then execs (enable_on_exec) */
+	if (optind < argc) {
+		if (pipe(gate)) {
+			perror("stormrec: pipe");
+			return 1;
+		}
+		pid = fork();
+		if (pid < 0) {
+			perror("stormrec: fork");
+			return 1;
+		}
+		if (!pid) {
+			char go;
+
+			close(gate[1]);
+			if (read(gate[0], &go, 1) != 1)
+				_exit(127);
+			execvp(argv[optind], argv + optind);
+			perror("stormrec: exec");
+			_exit(127);
+		}
+		close(gate[0]);
+	}
 	for (i = 0; i < ncpus; i++)
 		for (j = 0; j < nper && nev < MAX_EVENTS; j++) {
 			struct ev *e = &evs[nev];
 
 			e->cpu = cpus[i];
 			e->period = periods[j];
-			if (open_ev(e, type, config, mode))
+			if (open_ev(e, type, config, mode, pid))
 				return 1;
 			pfd[nev].fd = e->fd;
 			pfd[nev].events = POLLIN;
 			nev++;
 		}
 
+	if (pid > 0 && (write(gate[1], "", 1) != 1 || close(gate[1]))) {
+		perror("stormrec: start CMD");
+		return 1;
+	}
 	end = now_ns() + (uint64_t)(secs * 1e9);
 	while (now_ns() < end && !(stop && access(stop, F_OK) == 0)) {
+		if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid) {
+			pid = 0;
+			break;
+		}
 		if (poll(pfd, nev, 50) < 0 && errno != EINTR)
 			break;
 		for (i = 0; i < nev; i++) {
@@ -315,5 +364,11 @@ int main(int argc, char **argv)
 		report(&evs[i]);
 		close(evs[i].fd);
 	}
+	if (pid > 0) {
+		fprintf(stderr, "stormrec: CMD still running after %g s\n", secs);
+		return 1;
+	}
+	if (!pid)
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	return 0;
 }

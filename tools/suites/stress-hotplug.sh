@@ -4,7 +4,7 @@
 # CPU hotplug, with knc-perf.ko loaded (stress-load left it so): cpu1 off
 # and on N times.  Throughout: perf stat -a -A of user-mode instructions
 # (one counting event per CPU).  Each cycle: a throttling sampler on
-# cpu1 (stormrec -C 1 -c 1000 on cycles in both modes: PMIs throttle
+# cpu1 (stormrec -C 1 -c 5000 on cycles in both modes: PMIs throttle
 # while cpu1's own hotplug code runs, the unthrottle timer armed as cpu1
 # dies) that must see the workload run on cpu1 before it goes offline;
 # and on cpu0 a throttling per-task perf record (-c 2000) and a per-task
@@ -23,6 +23,11 @@ HP_CPU1=/sys/devices/system/cpu/cpu1/online
 # the workloads: cpu0's two per cycle, cpu1's one, the final counts'
 HP_MID=25000000
 HP_CPU1_LOOPS=50000
+# cpu1's sampler: above the PMI's own round trip (NMI exit and entry,
+# counted in kernel mode: about 2200 cycles on the standalone kernel), so
+# that a PMI is not due again before the last one has returned; a busy
+# cpu1 still reaches the throttle (800 periods a 4 ms tick)
+HP_SR_PERIOD=5000
 HP_LOOPS=1000000
 
 # A PMI in flight as cpu1's offline clears the status must still be
@@ -51,13 +56,12 @@ check_hp_cycles()
 	hp_stat_n=0 hp_stat_ok=0 hp_stat_bad=""
 	hp_rec_n=0 hp_rec_ok=0 hp_rec_bad=""
 	hp_r1_all="" hp_r1_rc=""
-	hp_sr_all="" hp_sr_us="" hp_sr_bad="" hp_sr_hup=0
+	hp_sr_all="" hp_sr_bad="" hp_sr_hup=0
 	hp_noopen=0
 	hp_i=1
 	while [ $hp_i -le "$hp_n" ]; do
 		rm -f /tmp/hp.stop
-		hp_st0=$(uptime_s)
-		/knc/stormrec -C 1 -c 1000 -e 0x2a -m uk -g 2000 -t 120 -f /tmp/hp.stop \
+		/knc/stormrec -C 1 -c $HP_SR_PERIOD -e 0x2a -m uk -g 2000 -t 120 -f /tmp/hp.stop \
 			>/tmp/hp-sr.out 2>&1 &
 		hp_srpid=$!
 		taskset -c 0 perf record -c 2000 -e knc/event=0x16/u -o /tmp/hp-r1.data \
@@ -90,9 +94,6 @@ check_hp_cycles()
 		touch /tmp/hp.stop
 		hp_srrc=0
 		wait $hp_srpid || hp_srrc=$?
-		# the sampler's run in us of guest time, 10 ms for the
-		# uptime's resolution added
-		hp_sr_us="$hp_sr_us $(echo "$hp_st0 $(uptime_s)" | awk '{ printf "%d", ($2 - $1 + 0.01) * 1000000 }')"
 
 		if [ $((hp_i % 2)) = 1 ]; then
 			hp_stat_n=$((hp_stat_n + 1))
@@ -108,9 +109,9 @@ check_hp_cycles()
 		hp_r1_all="$hp_r1_all $(record_printed /tmp/hp-r1.log)"
 		[ $hp_r1rc = 0 ] || hp_r1_rc="$hp_r1_rc #$hp_i:rc$hp_r1rc"
 		hp_l=$(grep '^STORMREC' /tmp/hp-sr.out)
-		hp_s=$(echo "$hp_l" | sed -n 's/.* samples=\([0-9]*\).*/\1/p')
 		echo "$hp_l" | grep -q 'hup=1' && hp_sr_hup=$((hp_sr_hup + 1))
-		hp_sr_all="$hp_sr_all ${hp_s:-none}"
+		# samples+lost:count of the cycle's sampler
+		hp_sr_all="$hp_sr_all $(echo "$hp_l" | sed -n 's/.* samples=\([0-9]*\) lost=\([0-9]*\) .* count=\([0-9]*\)$/\1+\2:\3/p')"
 		[ $hp_srrc = 0 ] || hp_sr_bad="$hp_sr_bad #$hp_i:rc$hp_srrc:$(head -c 100 /tmp/hp-sr.out)"
 		[ $hp_i = 1 ] && info "cycle 1 sampler: $hp_l"
 		[ $((hp_i % 10)) = 0 ] && echo "KNC-PROGRESS: hotplug: $hp_i/$hp_n cycles"
@@ -124,7 +125,7 @@ check_hp_cycles()
 	hp_a_ns=$(echo "$hp_t0 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1 + 0.01) * 1000000000 }')
 	info "$hp_n cycles in $(echo "$hp_t0 $(uptime_s)" | awk '{ printf "%.1f", $2 - $1 }') s guest time; events not all open before offline: $hp_noopen"
 	expect_eq "$hp_noopen" 0 "cycles whose events were not all open before cpu1 went offline"
-	info "cpu1 sampler: samples per run:$hp_sr_all; $hp_sr_hup saw their event go (hup)"
+	info "cpu1 sampler: samples+lost:count per run:$hp_sr_all; $hp_sr_hup saw their event go (hup)"
 	info "per-task record -c 2000 on cpu0: samples per run:$hp_r1_all"
 	expect_eq "$hp_ok" "$hp_n" "offline+online cycles${hp_bad:+ (not:$(echo "$hp_bad" | head -c 200))}"
 }
@@ -153,20 +154,28 @@ check_hp_record_throttled()
 	done
 }
 
-# The sampler on cpu1 (-c 1000 of cycles, both modes) in every cycle,
-# judged by its samples, not only by a line of output (0 samples
-# fails): at least one per 1000 of the pinned workload's instructions
-# (cycles >= instructions), and at most one per 1000 ns of the run's
-# guest time (-icount shift=0: a cycle per ns at most).
+# The sampler on cpu1 (cycles, both modes) in every cycle, judged by
+# its samples against its own count (stormrec's count=).  The driver
+# stops a throttled event, so every period it counted is one overflow,
+# a sample or a lost record: never more than count / period.  Fewer
+# where a PMI came more than a period late and knc_set_period() dropped
+# the period (as x86_perf_event_set_period() does): 2-3% of them here
+# (cpu1's hotplug code, the standalone kernel), 0.06% for a kernel-bound
+# loop; which of the model's PMIs are that late is not known.  Losing a
+# tenth of them fails.  And it counted the workload run on cpu1 before
+# the offline (cycles >= its instructions).
 check_hp_sampler_cpu1()
 {
 	[ -z "$hp_sr_bad" ] || fail "stormrec:$(echo "$hp_sr_bad" | head -c 200)"
-	hp_lo=$(($(w_insns $HP_CPU1_LOOPS) / 1000))
+	hp_lo=$(w_insns $HP_CPU1_LOOPS)
 	hp_j=0
 	for hp_s in $hp_sr_all; do
 		hp_j=$((hp_j + 1))
-		hp_us=$(echo "$hp_sr_us" | cut -d' ' -f$((hp_j + 1)))
-		expect_range "$hp_s" "$hp_lo" "$hp_us" "cycle $hp_j samples"
+		hp_c=${hp_s#*:}
+		hp_s=$((${hp_s%:*}))
+		expect_range "$hp_c" "$hp_lo" 1000000000000 "cycle $hp_j: cycles counted"
+		hp_p=$((hp_c / HP_SR_PERIOD))
+		expect_range "$hp_s" $((hp_p - hp_p / 10)) $hp_p "cycle $hp_j: samples and lost records"
 	done
 	expect_eq "$hp_j" "$hp_n" "runs"
 }

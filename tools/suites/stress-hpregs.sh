@@ -8,8 +8,9 @@
 # state knc_reset_counters_local() documents (spec 1.4.4): all 0, read
 # twice around a workload on each CPU.  Four phases:
 #	storm	N cycles of cpu1 offline and online while a per-task
-#		perf record -c 100 samples a workload loop pinned to cpu1
-#		and, each cycle, stormrec -C 1 -c 1000 (system-wide on
+#		sampler (stormrec -c 100 -- CMD, inherited as perf record
+#		CMD's) samples a workload loop pinned to cpu1 and, each
+#		cycle, stormrec -C 1 -c 1000 (system-wide on
 #		cpu1, both modes); then, every event closed with cpu1
 #		online, the registers are reset (the control: the last
 #		put() resets every online CPU)
@@ -177,17 +178,17 @@ check_hp_storm_cycles()
 		/knc/msrpeek $c 0x4b4e4304 0x4b4e4305 0x4b4e4306 2>/dev/null | tr ' ' '/'; done | tr '\n' ' ')"
 	echo "KNC-PROGRESS: hpregs: $hr_n storm cycles"
 	hr_ok=0 hr_bad="" hr_srs=0
-	# one per-task perf record -c 100 over all cycles, of a loop whose
-	# every run of the workload is pinned to cpu1 again (unpinned while
-	# cpu1 is offline); at most 3000 runs
-	rm -f /tmp/hpr.stop
-	perf record -q -c 100 -e knc/event=0x16/u -o /tmp/hpr-rec.data -- sh -c \
+	# one per-task sampler (-c 100, inherited, as perf record CMD) over
+	# all cycles, of a loop whose every run of the workload is pinned to
+	# cpu1 again (unpinned while cpu1 is offline); at most 3000 runs,
+	# counted in /tmp/hpr.runs
+	rm -f /tmp/hpr.stop /tmp/hpr.runs
+	/knc/stormrec -c 100 -e 0x16 -m u -t $((120 + 30 * hr_n)) -- sh -c \
 		"i=0; while [ ! -e /tmp/hpr.stop ] && [ \$i -lt 3000 ]; do
-			taskset -c 1 $HR_WORKLOAD 2>/dev/null || $HR_WORKLOAD; i=\$((i + 1)); done" \
-		>/tmp/hpr-rec.log 2>&1 &
+			taskset -c 1 $HR_WORKLOAD 2>/dev/null || $HR_WORKLOAD; i=\$((i + 1)); done
+		echo \$i >/tmp/hpr.runs" >/tmp/hpr-rec.log 2>&1 &
 	hr_rpid=$!
-	hr_t0=$(loc_ticks)
-	wait_refs 1 || fail "perf record had no knc event open after 10 s"
+	wait_refs 1 || fail "the per-task sampler had no knc event open after 10 s"
 	hr_deadline=$(($(cut -d. -f1 /proc/uptime) + 60 + 30 * hr_n))
 	hr_i=1
 	while [ $hr_i -le "$hr_n" ]; do
@@ -231,19 +232,27 @@ check_hp_storm_cycles()
 	touch /tmp/hpr.stop
 	hr_rrc=0
 	wait $hr_rpid || hr_rrc=$?
-	hr_cap=$(throttle_cap "$hr_t0")
-	hr_rs=$(record_stats /tmp/hpr-rec.data | cut -d' ' -f1)
-	info "perf record: exit $hr_rrc, $hr_rs samples; $(tail -n 1 /tmp/hpr-rec.log)"
-	rm -f /tmp/hpr-rec.data
+	# samples + lost records, and the count, over the sampler's events
+	hr_sl=$(grep '^STORMREC' /tmp/hpr-rec.log | tr ' =' '\n\n' | awk '
+		$0 == "samples" || $0 == "lost" { getline; s += $0 }
+		$0 == "count" { getline; c += $0; n++ }
+		END { printf "%d %d %d", s, c, n }')
+	hr_runs=$(cat /tmp/hpr.runs 2>/dev/null)
+	info "per-task sampler: exit $hr_rrc, $hr_runs runs; samples+lost, count, events: $hr_sl"
 	expect_eq "$hr_ok" "$hr_n" "cpu1 offline+online cycles under the storm, each with cpu1 samples ($hr_srs in all)${hr_bad:+; not:$(echo "$hr_bad" | head -c 300)}"
-	expect_eq "$hr_rrc" 0 "per-task perf record -c 100 exit"
-	# each inherited event takes at most max_samples_per_tick PMIs a
-	# tick (throttle_cap); twice that, as a workload that exits inside
-	# a tick leaves the rest of it to the next one's event.  At least one
-	# tick's worth: -c 100 of a spinning workload reaches the limit
-	# within 40000 instructions of a tick.
-	expect_range "$hr_rs" "$(cat /sys/module/knc_perf/parameters/max_samples_per_tick)" $((2 * hr_cap)) \
-		"per-task perf record -c 100 samples"
+	expect_eq "$hr_rrc" 0 "per-task sampler exit"
+	# A throttled event is stopped and counts nothing, so each 100 of the
+	# count is an overflow, a sample or a lost record.  Each thread's
+	# inherited event (the loop's shell and one workload a run) on each
+	# CPU may end with a period it did not finish: at most that many
+	# fewer.
+	# shellcheck disable=SC2086 # "samples+lost count events"
+	set -- $hr_sl
+	expect_eq "$3" "$KNC_CPUS" "the sampler's events read (one a CPU)"
+	knc_isnum "$hr_runs" || hr_runs=-1
+	expect_range "$hr_runs" 1 3000 "workload runs"
+	expect_range "$1" $(($2 / 100 - (hr_runs + 1) * KNC_CPUS)) $(($2 / 100)) \
+		"per-task -c 100: samples and lost records, against its count ($2)"
 }
 
 check_hp_storm_end_regs_reset()
