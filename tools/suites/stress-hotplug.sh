@@ -161,7 +161,7 @@ check_hp_record_throttled()
 # where a PMI came more than a period late and knc_set_period() dropped
 # the period (as x86_perf_event_set_period() does): 2-3% of them here
 # (cpu1's hotplug code, the standalone kernel), 0.06% for a kernel-bound
-# loop; which of the model's PMIs are that late is not known.  Losing a
+# loop; which PMIs come that late, and why, is not known.  Losing a
 # tenth of them fails.  And it counted the workload run on cpu1 before
 # the offline (cycles >= its instructions).
 check_hp_sampler_cpu1()
