@@ -9,7 +9,11 @@
 RR_KNOB=/sys/bus/event_source/devices/knc/rdpmc
 RR_PARANOID=/proc/sys/kernel/perf_event_paranoid
 RR_W=/knc/workload-1000000
+# the counted task of the cross-user check: it must still run when the
+# poll below finds it; on the KASAN kernel one pidof takes longer than
+# 10^8 instructions of it (0.1 s of guest time), so it runs 2*10^9 there
 RR_LONG_N=50000000
+[ "$KNC_KERNEL" != debug ] || RR_LONG_N=1000000000
 
 check_rdpmc_knob_1()
 {
@@ -34,7 +38,7 @@ check_rdpmc_unmapped_sigsegv()
 	expect_true "refused with SIGSEGV" text_has "$rr_out" 'result=refused signal=SIGSEGV'
 }
 
-# user 1001 counts workload-50000000 per task on CPU 0, as perf stat does;
+# user 1001 counts workload-$RR_LONG_N per task on CPU 0, as perf stat does;
 # meanwhile user 1002, on CPU 0 too, maps a disabled knc event of its own
 # and loops RDPMC on both counters for 100 ms.  Nothing of 1002's is on a
 # counter, so all it may read is 0.  rdpmc-isolation says result=clean
