@@ -7,33 +7,18 @@
 #		[--table FILE]
 #
 #	--list	print the stage table as this runner reads it and exit
-#	--table	another stage table instead of tools/stages (make stress:
-#		tools/stages-stress, the long loops)
 #	--only	run these stages alone (an override: every stage left out
 #		is counted as a skip, above the last line)
 #	--jobs	stages at once (default: the CPUs, at most 2; a TCG VM
 #		under -icount runs on one host thread)
 #	--table	another stage table: make stress's is tools/stages-stress
 #
-# First it installs what is missing (tools/install-deps.sh): what a kernel
-# build needs, then the rest while the stages' kernel builds.  The builds
-# the stages need (kernels, QEMU with the KNC PMU model; cached in
-# $KNC_CACHE, progress on the way) run as stages of their own, first; a
-# row starts once what it boots is built.  Each stage of the table runs:
-# a VM stage builds knc-perf.ko for its kernel, packs the one guest /init
-# (tools/guest/init) with the suites and programs, boots through
-# tools/vm.sh with a second serial port for KTAP, and is tallied by the
-# kernel's kunit.py parse, with KUnit's own KTAP from the console added.
-# A stage fails where it does not produce its verdicts, where the VM does
-# not end on its own, where the console shows a kernel report
-# (tools/kernel-log-bad.ere), and for each SKIP whose reason the table
-# does not allow it.
-#
-# The last lines: a table with each stage's wall time and counts, the
-# failures, the skips and overrides, the runner's own checks (each VM up
-# and ended, vm-begin, vm-end, a clean console: bookkeeping, counted
-# apart from the project's checks), then "N passed, N failed".  The exit
-# status is non-zero if anything failed.
+# tools/README.md says what a stage is, what the runner does with it and
+# how it is tallied.  First it installs what is missing
+# (tools/install-deps.sh).  The last lines: each stage's wall time and
+# counts, the failures, the skips and overrides, the runner's own
+# (bookkeeping) checks, then "N passed, N failed"; the exit status is
+# non-zero if anything failed.
 #
 # Environment: KNC_CACHE (default ~/.cache/knc-pmu) is the only KNC_*
 # variable read as is.  The overrides a developer may set (for example

@@ -375,6 +375,17 @@ stat_named()
 	grep -v '^#' "$1" 2>/dev/null | grep ",\($2\)," | head -n 1 | cut -d, -f1
 }
 
+# stormrec_totals FILE: "S C N" over the STORMREC lines of FILE: samples
+# plus lost records, the events' counts ("none" if one was unreadable),
+# and how many events (busybox awk's %d stops at 2^31 - 1, hence %.0f)
+stormrec_totals()
+{
+	grep '^STORMREC' "$1" | tr ' =' '\n\n' | awk '
+		$0 == "samples" || $0 == "lost" { getline; s += $0 }
+		$0 == "count" { getline; if ($0 !~ /^[0-9]+$/) bad = 1; c += $0; n++ }
+		END { printf "%.0f %s %d\n", s, bad ? "none" : sprintf("%.0f", c), n }'
+}
+
 # record_samples DATA: PERF_RECORD_SAMPLEs in DATA
 record_samples()
 {

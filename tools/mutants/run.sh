@@ -7,77 +7,10 @@
 #
 #	tools/mutants/run.sh [--only NAME[,NAME...]] [--all] [--list] [--table]
 #
-# A mutant is one file, NAME.patch: a header of "# key: value" lines,
-# then a unified diff (-p1):
-#
-#	# what:   one line: what it breaks
-#	# target: driver | model | harness
-#	# stages: the stages of tools/stages to run (comma-separated)
-#	# suites: STAGE=SUITE+SUITE: that stage runs only these suites of
-#	#         its row (one line per stage; optional): the ones that can
-#	#         kill the mutant
-#	# expect: a check that must fail (one line each, at least one)
-#	# e2e:    a check of an end-to-end stage (one that boots the module
-#	#         on the model: any stage but kunit) that must fail too; a
-#	#         driver mutant without one is caught by KUnit alone
-#
-# An expected check matches a line "stage S: TEXT" of the run's
-# "Failures:" list, S one of the mutant's stages, when TEXT is it or
-# begins with it followed by " ", ":" or "("; an e2e check must match
-# in a stage other than kunit.  A run of a driver or model mutant in
-# which a stage hung (killed at its timeout, or never finished) kills
-# nothing: a kill is a check that names the behaviour, never a hang (a
-# harness mutant may break the runner's own hang check on purpose).
-#
-# The target says what the diff applies to:
-#	driver	a copy of the driver's sources (Makefile, Kbuild, knc_*.[ch],
-#		kunit/) in $KNC_CACHE/mutants/src-NAME; the stages run
-#		with KNC_DRIVER_SRC=that copy
-#	model	the QEMU tree ($KNC_CACHE/qemu-src/tree, paths from its top):
-#		under the QEMU build lock the diff is applied, ninja builds
-#		qemu-system-x86_64, the binary is kept as
-#		$KNC_CACHE/mutants/qemu-NAME, the tree is put back (git
-#		checkout) and the build dir rebuilt from the clean tree; the
-#		stages run with KNC_QEMU_BIN=that binary.  The binary is kept
-#		for as long as the diff and tools/qemu/patches/ do not change.
-#	harness	a copy of the repository (the files git tracks, as they are
-#		in the work tree) in $KNC_CACHE/mutants/repo-NAME, whose own
-#		tools/run-tests.sh runs the stages
-#
-# Each mutant then runs "tools/run-tests.sh --only STAGES" (with its
-# suites: KNC_SUITES) and is
-#	KILLED		the run failed, no stage hung, and every expected
-#			check failed
-#	SURVIVED	the run passed, an expected check did not fail, or
-#			a stage hung
-#	STALE		the diff no longer applies (update the mutant)
-#	ERROR		it could not be prepared (a build failed, ...), or
-#			the same stages and suites fail without the mutant
-# Before the mutants, each stage they name, with the suites they name for
-# it, runs once on today's code, the control: a mutant is only judged
-# where the controls of all its stages passed.  Each stage's result is
-# kept ($KNC_CACHE/mutants/results/NAME/STAGE.run and STAGE.failures,
-# with the commit it ran at) under a key over everything that stage's
-# kill depends on: the mutant's target and diff; today's code (the
-# driver, every file of tools/ but the suites, the mutants and
-# tools/README.md: programs, guest, runner, stage tables, model patches,
-# kernel configs; and the versions of the installed linux-source and
-# linux-image packages); the suites the stage runs (with those they
-# source); and kunit/ for the kunit stage.  A mutant whose stages do not
-# all have a result at today's key is never shown as a kill: it is "not
-# run", with the commit it last ran at.  Without --only, make mutants
-# runs exactly the stages without a result at today's key (a change to
-# kunit/ reruns the kunit stages, one to a suite the stages that run it);
-# --all and --only run every stage of their mutants.  Two mutants run at
-# a time, each runner one stage at a time (--jobs 1): a TCG VM is one
-# host thread.  The last lines: the table of every mutant's result, with
-# the ones that cannot be written yet (tools/mutants/not-yet), the total
-# time, and "N killed, N survived, N stale, N errors, N not run" over
-# every mutant (kept results at today's key included).  The same table,
-# with a line of totals, replaces the one in tools/README.md (between its
-# "mutants table" markers): it is written by this script, never by hand.
-# The exit status is non-zero unless every mutant is KILLED at today's
-# key.
+# tools/README.md says what a mutant is ("A mutant": its header and diff)
+# and how this runs and judges it ("Mutants": the targets, the controls,
+# the key a result is kept under, what runs, the table it writes there).
+# The exit status is non-zero unless every mutant is KILLED at today's key.
 # Logs: $KNC_CACHE/mutants/logs/<run>/NAME.log.
 set -euo pipefail
 

@@ -24,9 +24,10 @@
  * rate is samples per second over the span from the first to the last
  * sample.  hup=1: the event went away (its CPU went offline).  count:
  * the event's value (read()), "none" if it could not be read.  A throttled
- * event is stopped and counts nothing, so every PERIOD it counted is one
- * overflow: samples + lost is count / PERIOD, less the one a CPU going
- * offline may take before its PMI.
+ * event is stopped and counts nothing, so every PERIOD it counted is at
+ * most one overflow: samples + lost is at most count / PERIOD, fewer
+ * where a PMI comes more than a period late (the period is set again
+ * from the PMI, not from the overflow) or a CPU goes offline first.
  *
  * Exit status: 0 (CMD's, with CMD), or 1 if an event could not be opened
  * or mapped.
@@ -257,7 +258,8 @@ int main(int argc, char **argv)
 	double secs = 5;
 	struct pollfd pfd[MAX_EVENTS];
 	int gate[2] = { -1, -1 }, status = 0;
-	pid_t pid = -1;
+	pid_t cmd = -1;		/* CMD's, the events' pid; -1: system-wide */
+	int cmd_exited = 0;
 
 	while ((opt = getopt(argc, argv, "t:f:C:e:m:g:c:")) != -1) {
 		switch (opt) {
@@ -307,12 +309,12 @@ int main(int argc, char **argv)
 			perror("stormrec: pipe");
 			return 1;
 		}
-		pid = fork();
-		if (pid < 0) {
+		cmd = fork();
+		if (cmd < 0) {
 			perror("stormrec: fork");
 			return 1;
 		}
-		if (!pid) {
+		if (!cmd) {
 			char go;
 
 			close(gate[1]);
@@ -330,21 +332,21 @@ int main(int argc, char **argv)
 
 			e->cpu = cpus[i];
 			e->period = periods[j];
-			if (open_ev(e, type, config, mode, pid))
+			if (open_ev(e, type, config, mode, cmd))
 				return 1;
 			pfd[nev].fd = e->fd;
 			pfd[nev].events = POLLIN;
 			nev++;
 		}
 
-	if (pid > 0 && (write(gate[1], "", 1) != 1 || close(gate[1]))) {
+	if (cmd > 0 && (write(gate[1], "", 1) != 1 || close(gate[1]))) {
 		perror("stormrec: start CMD");
 		return 1;
 	}
 	end = now_ns() + (uint64_t)(secs * 1e9);
 	while (now_ns() < end && !(stop && access(stop, F_OK) == 0)) {
-		if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid) {
-			pid = 0;
+		if (cmd > 0 && waitpid(cmd, &status, WNOHANG) == cmd) {
+			cmd_exited = 1;
 			break;
 		}
 		if (poll(pfd, nev, 50) < 0 && errno != EINTR)
@@ -364,11 +366,11 @@ int main(int argc, char **argv)
 		report(&evs[i]);
 		close(evs[i].fd);
 	}
-	if (pid > 0) {
+	if (cmd > 0 && !cmd_exited) {
 		fprintf(stderr, "stormrec: CMD still running after %g s\n", secs);
 		return 1;
 	}
-	if (!pid)
+	if (cmd_exited)
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	return 0;
 }

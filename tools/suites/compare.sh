@@ -54,8 +54,7 @@ cm_dbg()
 
 cm_stat()
 {
-	taskset -c 0 perf stat -x, -e "$1" "$2" 2>&1 >/dev/null | grep -v '^#' | grep . |
-		head -n 1 | cut -d, -f1
+	taskset -c 0 perf stat -x, -e "$1" "$2" 2>&1 >/dev/null | stat_first
 }
 
 # cm_record PMU TAG PROG [LABEL]: samples and debug-MSR deltas of perf
@@ -101,7 +100,7 @@ cm_measure()
 	# and back in
 	cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, -e "$cm_ev" -e cs \
 		-o /tmp/cm-pp.out /knc/pingpong $CM_PP)
-	cm $cm_l pp-count "$(grep -v '^#' /tmp/cm-pp.out | grep . | sed -n 1p | cut -d, -f1)"
+	cm $cm_l pp-count "$(stat_first /tmp/cm-pp.out)"
 	cm $cm_l pp-cs "$(cm_cs)"
 	cm $cm_l dbg-pp "$cm_d"
 	# one self-read through RDPMC and through read(2), measured with

@@ -95,18 +95,6 @@ check_record_system_wide_kernel()
 	done
 }
 
-# the module references the open events hold; wait (up to ~5 s) until
-# perf has one open
-e2e_wait_open()
-{
-	ec_n=0
-	while [ "$(modrefs knc_perf)" = 0 ] && [ $ec_n -lt 100 ]; do
-		sleep 0.05
-		ec_n=$((ec_n + 1))
-	done
-	[ "$(modrefs knc_perf)" != 0 ]
-}
-
 # cpu1 off and on while perf stat -a -A counts kernel cycles: perf's
 # core takes cpu1's event off when cpu1 goes down and does not put it
 # back, so cpu1 counts only until then; cpu0 counts throughout.  Each
@@ -125,8 +113,8 @@ check_hotplug_under_stat_a()
 	ec_t0=$(uptime_ns)
 	perf stat -a -A -x, -e knc/event=0x2a/k -o /tmp/hp.out -- sleep 2 >/dev/null 2>&1 &
 	ec_pid=$!
-	if ! e2e_wait_open; then
-		fail "perf had no knc event open after 5 s: cpu1 would go down before it counted"
+	if ! wait_refs 1; then
+		fail "perf had no knc event open after 10 s: cpu1 would go down before it counted"
 		wait $ec_pid
 		return
 	fi

@@ -11,14 +11,10 @@ check_rmmod_refused_while_open()
 {
 	perf stat -a -x, -e knc/event=0x2a/k -o /tmp/busy.out -- sleep 2 >/dev/null 2>&1 &
 	eu_pid=$!
-	eu_n=0
-	while [ "$(modrefs knc_perf)" = 0 ] && [ $eu_n -lt 100 ]; do
-		sleep 0.05
-		eu_n=$((eu_n + 1))
-	done
-	eu_refs=$(modrefs knc_perf)
+	wait_refs 1 || true
+	eu_refs=$(knc_refs)
 	if [ "$eu_refs" = 0 ]; then
-		fail "perf had no knc event open after 5 s"
+		fail "perf had no knc event open after 10 s"
 	elif rmmod knc_perf 2>/tmp/rm.log; then
 		fail "rmmod succeeded with $eu_refs references"
 		insmod /knc/knc-perf.ko

@@ -49,8 +49,8 @@ check_per_task_refused()
 	sleep 1
 	n1_out=$(perf stat -x, -e knc/instructions_executed/ -p "$n1_busy,$n1_sleeper" -- sleep 1 2>&1 >/dev/null)
 	printf '%s\n' "$n1_out" | sed 's/^/KNC-INFO: perf stat -p: /'
-	expect_eq "$(printf '%s\n' "$n1_out" | grep -v '^#' | grep instructions_executed |
-		head -n 1 | cut -d, -f1)" "<not supported>" "perf stat -p"
+	expect_eq "$(printf '%s\n' "$n1_out" | grep instructions_executed | stat_first)" \
+		"<not supported>" "perf stat -p"
 }
 
 # perf stat -a counts the workload's 2n+4 user instructions, and less
@@ -62,8 +62,8 @@ check_cpu_wide()
 	kill -STOP "$n1_busy"
 	n1_out=$(perf stat -a -x, -e knc/instructions_executed/u -- /knc/workload-$N1_LOOPS 2>&1 >/dev/null)
 	kill -CONT "$n1_busy"
-	expect_range "$(printf '%s\n' "$n1_out" | grep -v '^#' | grep instructions_executed |
-		head -n 1 | cut -d, -f1)" "$n1_want" $((n1_want + n1_want / 100)) "perf stat -a"
+	expect_range "$(printf '%s\n' "$n1_out" | grep instructions_executed | stat_first)" \
+		"$n1_want" $((n1_want + n1_want / 100)) "perf stat -a"
 }
 
 check_rmmod()
@@ -88,8 +88,7 @@ check_after_rmmod()
 		n1_sleeper=$n1_busy
 	fi
 	# perf still opens, counts and closes task events after the unload
-	n1_tc=$(perf stat -x, -e task-clock -- sleep 1 2>&1 >/dev/null | grep -v '^#' |
-		head -n 1 | cut -d, -f1)
+	n1_tc=$(stat_count task-clock -- sleep 1)
 	expect_true "perf stat of sleep 1 counted task-clock ('$n1_tc' ms)" \
 		knc_isnum "${n1_tc%%.*}"
 	n1_tc=$(perf stat -x, -e task-clock -- sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i + 1)); done' \

@@ -114,7 +114,9 @@ check_hp_cycles()
 		# samples+lost:count:ns of the cycle's sampler, its run in ns of
 		# guest time with 10 ms for the uptime's resolution
 		hp_ns=$(echo "$hp_st0 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1 + 0.01) * 1000000000 }')
-		hp_sr_all="$hp_sr_all $(echo "$hp_l" | sed -n "s/.* samples=\([0-9]*\) lost=\([0-9]*\) .* count=\([0-9]*\)\$/\1+\2:\3:$hp_ns/p")"
+		hp_t=$(stormrec_totals /tmp/hp-sr.out)
+		hp_t=${hp_t% *}
+		hp_sr_all="$hp_sr_all ${hp_t% *}:${hp_t#* }:$hp_ns"
 		[ $hp_srrc = 0 ] || hp_sr_bad="$hp_sr_bad #$hp_i:rc$hp_srrc:$(head -c 100 /tmp/hp-sr.out)"
 		[ $hp_i = 1 ] && info "cycle 1 sampler: $hp_l"
 		[ $((hp_i % 10)) = 0 ] && echo "KNC-PROGRESS: hotplug: $hp_i/$hp_n cycles"
@@ -180,7 +182,7 @@ check_hp_sampler_cpu1()
 		hp_ns=${hp_s##*:}
 		hp_c=${hp_s#*:}
 		hp_c=${hp_c%:*}
-		hp_s=$((${hp_s%%:*}))
+		hp_s=${hp_s%%:*}
 		expect_range "$hp_c" "$hp_lo" $((2 * hp_ns)) "cycle $hp_j: cycles counted"
 		hp_p=$((hp_c / HP_SR_PERIOD))
 		expect_range "$hp_s" $((hp_p - hp_p / 10)) $hp_p "cycle $hp_j: samples and lost records"

@@ -233,10 +233,7 @@ check_hp_storm_cycles()
 	hr_rrc=0
 	wait $hr_rpid || hr_rrc=$?
 	# samples + lost records, and the count, over the sampler's events
-	hr_sl=$(grep '^STORMREC' /tmp/hpr-rec.log | tr ' =' '\n\n' | awk '
-		$0 == "samples" || $0 == "lost" { getline; s += $0 }
-		$0 == "count" { getline; c += $0; n++ }
-		END { printf "%d %d %d", s, c, n }')
+	hr_sl=$(stormrec_totals /tmp/hpr-rec.log)
 	hr_runs=$(cat /tmp/hpr.runs 2>/dev/null)
 	info "per-task sampler: exit $hr_rrc, $hr_runs runs; samples+lost, count, events: $hr_sl"
 	expect_eq "$hr_ok" "$hr_n" "cpu1 offline+online cycles under the storm, each with cpu1 samples ($hr_srs in all)${hr_bad:+; not:$(echo "$hr_bad" | head -c 300)}"
@@ -249,6 +246,7 @@ check_hp_storm_cycles()
 	# shellcheck disable=SC2086 # "samples+lost count events"
 	set -- $hr_sl
 	expect_eq "$3" "$KNC_CPUS" "the sampler's events read (one a CPU)"
+	knc_isnum "$2" || { fail "the sampler's count: '$2'"; return; }
 	knc_isnum "$hr_runs" || hr_runs=-1
 	expect_range "$hr_runs" 1 3000 "workload runs"
 	expect_range "$1" $(($2 / 100 - (hr_runs + 1) * KNC_CPUS)) $(($2 / 100)) \
