@@ -115,10 +115,10 @@ check_storm_perf_record_c1()
 check_storm_perf_record_c10_a()
 {
 	ss_rc=0
-	ss_t0=$(loc_ticks)
+	ss_tk0=$(loc_ticks)
 	perf record -q -a -c 10 -e knc/event=0x2a/ -o /tmp/st-c10.data -- sleep 0.2 \
 		>/tmp/st-c10.log 2>&1 || ss_rc=$?
-	ss_cap=$(throttle_cap "$ss_t0")
+	ss_cap=$(throttle_cap "$ss_tk0")
 	# shellcheck disable=SC2046
 	set -- $(record_stats /tmp/st-c10.data)
 	info "$1 samples, THROTTLE $2, UNTHROTTLE $3, LOST $4"
