@@ -114,9 +114,8 @@ check_hp_cycles()
 		# samples+lost:count:ns of the cycle's sampler, its run in ns of
 		# guest time with 10 ms for the uptime's resolution
 		hp_ns=$(echo "$hp_st0 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1 + 0.01) * 1000000000 }')
-		hp_t=$(stormrec_totals /tmp/hp-sr.out)
-		hp_t=${hp_t% *}
-		hp_sr_all="$hp_sr_all ${hp_t% *}:${hp_t#* }:$hp_ns"
+		hp_sr_all="$hp_sr_all $(stormrec_totals /tmp/hp-sr.out |
+			awk -v ns="$hp_ns" '{ print $1 ":" $2 ":" ns }')"
 		[ $hp_srrc = 0 ] || hp_sr_bad="$hp_sr_bad #$hp_i:rc$hp_srrc:$(head -c 100 /tmp/hp-sr.out)"
 		[ $hp_i = 1 ] && info "cycle 1 sampler: $hp_l"
 		[ $((hp_i % 10)) = 0 ] && echo "KNC-PROGRESS: hotplug: $hp_i/$hp_n cycles"
