@@ -12,7 +12,8 @@
 #	                  make W=1 C=1 against the standalone kernel, make
 #	                  test's own, from the newest linux-source-7.* (the
 #	                  7.x line; covers knc-perf-kunit.ko and the build
-#	                  without Intel CPU support), when it has been built
+#	                  without Intel CPU support), when it has been built;
+#	                  its sparse is sid's (tools/build-sparse.sh says why)
 #	tally-selftest    tools/selftest-tally.sh: the test tallies fail a
 #	                  missing check, a missing log, an unknown NMI, a WARN
 #	docs              sphinx-build -W of Documentation/ (any warning fails)
@@ -24,10 +25,12 @@
 #	                  (a stale one kills nothing; the model's apply to
 #	                  QEMU's tree, which make mutants checks)
 #
-# A build check fails on a non-zero exit or on any compiler, sparse or
-# modpost warning/error about our code.  Each build happens in a scratch
-# copy under $KNC_CACHE/check, so objects of different kernels never mix
-# with each other or with the work tree.
+# A build check fails on a non-zero exit, on any compiler, sparse or
+# modpost warning/error about our code, or when the kernel built without
+# running sparse.  checkpatch and the builds are not repeated for what
+# they found clean before and has not changed since (their keys, below).
+# Each build happens in a scratch copy under $KNC_CACHE/check, so objects
+# of different kernels never mix with each other or with the work tree.
 #
 # Prints KTAP: the plan, then "ok N name" or "not ok N name" per check,
 # the build output indented in between; "# N passed, N failed" last.
@@ -61,9 +64,13 @@ sources()
 	project_files '*.c' '*.h'
 }
 
+# checkpatch's verdict is a function of a file's name and text and of
+# checkpatch's own files: a file it found clean is not checked again
+# until one of them changes (the check takes half a minute over every
+# file, a second or two over one)
 check_checkpatch()
 {
-	local log=$logdir/checkpatch.log files
+	local log=$logdir/checkpatch.log files todo=() f key clean
 
 	mapfile -t files < <(sources)
 	if [ ${#files[@]} -eq 0 ]; then
@@ -71,33 +78,111 @@ check_checkpatch()
 		ktap_result checkpatch FAIL "no *.c/*.h files found"
 		return
 	fi
-	if (cd "$KNC_TOP" && "$KNC_SRC/scripts/checkpatch.pl" --strict --no-tree \
-		--show-types --no-summary -f "${files[@]}") >"$log" 2>&1 &&
-	   ! grep -qE '^(ERROR|WARNING|CHECK):' "$log"; then
-		ktap_result checkpatch PASS
-	else
+	key=$(cat "$KNC_SRC"/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} |
+		sha256sum | cut -c1-16)
+	clean=$logdir/checkpatch-clean/$key
+	mkdir -p "$clean"
+	for f in "${files[@]}"; do
+		[ -e "$clean/$(cd "$KNC_TOP" && { echo "$f"; cat "$f"; } | sha256sum | cut -c1-16)" ] ||
+			todo+=("$f")
+	done
+	echo "# checkpatch: ${#todo[@]} of ${#files[@]} files changed since found clean"
+	if [ ${#todo[@]} -eq 0 ]; then
+		: >"$log"
+	elif ! (cd "$KNC_TOP" && "$KNC_SRC/scripts/checkpatch.pl" --strict --no-tree \
+		--show-types --no-summary -f "${todo[@]}") >"$log" 2>&1 ||
+	   grep -qE '^(ERROR|WARNING|CHECK):' "$log"; then
 		sed 's/^/# /' "$log" | head -n 60
 		ktap_result checkpatch FAIL
+		return
+	fi
+	for f in "${todo[@]}"; do
+		touch "$clean/$(cd "$KNC_TOP" && { echo "$f"; cat "$f"; } | sha256sum | cut -c1-16)"
+	done
+	ktap_result checkpatch PASS
+}
+
+# the module's sources: what check_build builds
+module_files()
+{
+	project_files 'Makefile' 'Kbuild' '*.c' '*.h' | grep -vE '^(tools|\.ci)/'
+}
+
+# checker_for KDIR: the sparse the kernel of KDIR runs for C=1: Debian's,
+# unless the kernel's scripts/checker-valid.sh (6.15 on) rejects it, then
+# a newer one (tools/build-sparse.sh)
+checker_for()
+{
+	local src
+
+	src=$(sed -n 's|^include \(.*\)/Makefile$|\1|p' "$1/Makefile" | head -n 1)
+	src=${src:-$1}
+	if [ ! -f "$src/scripts/checker-valid.sh" ] ||
+	   [ "$(sh "$src/scripts/checker-valid.sh" sparse 2>/dev/null || true)" = 1 ]; then
+		echo sparse
+	else
+		"$KNC_TOOLS/build-sparse.sh"
 	fi
 }
 
-# check_build NAME KDIR
+# build_key KDIR CHECKER: what a build's verdict depends on, as one hash:
+# the module's sources, the kernel tree's configuration, exports and
+# release (Debian's headers: its package version too), the compiler and
+# the checker
+build_key()
+{
+	local f
+
+	{
+		(cd "$KNC_TOP" && module_files | while read -r f; do echo "$f"; cat "$f"; done)
+		readlink -f "$1"
+		for f in .config Module.symvers include/generated/utsrelease.h \
+			 include/generated/package.h; do
+			[ ! -f "$1/$f" ] || cat "$1/$f"
+		done
+		gcc --version
+		"$2" --version
+	} | sha256sum | cut -c1-16
+}
+
+# check_build NAME KDIR: a build found clean is not repeated while
+# build_key stays the same
 check_build()
 {
-	local name=$1 kdir=$2 dir log rc=0 ours other
+	local name=$1 kdir=$2 dir log rc=0 ours other key checker ourfiles
 
 	dir=$logdir/$name
 	log=$logdir/$name.log
+	checker=$(checker_for "$kdir") || {
+		ktap_result "$name" FAIL "no sparse this kernel accepts"
+		return
+	}
+	key=$(build_key "$kdir" "$checker")
+	if [ "$(cat "$log.clean" 2>/dev/null)" = "$key" ]; then
+		echo "# $name: sources, kernel tree and tools as when found clean ($log)"
+		ktap_result "$name" PASS
+		return
+	fi
+	rm -f "$log.clean"
 
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	(cd "$KNC_TOP" && project_files 'Makefile' 'Kbuild' '*.c' '*.h' |
-		grep -vE '^(tools|\.ci)/' | tar -cf - -T -) | tar -xf - -C "$dir"
-	make -C "$dir" KDIR="$kdir" W=1 C=1 -j"$KNC_JOBS" >"$log" 2>&1 || rc=$?
-	# Warnings/errors located in our files, and modpost's about our modules.
+	(cd "$KNC_TOP" && module_files | tar -cf - -T -) | tar -xf - -C "$dir"
+	echo "# $name: C=1 with $checker ($("$checker" --version))"
+	make -C "$dir" KDIR="$kdir" W=1 C=1 CHECK="$checker" -j"$KNC_JOBS" >"$log" 2>&1 || rc=$?
+	# Warnings/errors located in our files (the kernel names them by
+	# their absolute path up to 6.12, relative to the module from 6.13
+	# on, and kunit/../ for the driver files the KUnit module includes),
+	# and modpost's about our modules.
+	ourfiles=$(cd "$KNC_TOP" && module_files | grep -E '\.[ch]$' | sed 's/\./\\./g' | paste -sd'|')
 	ours=$(grep -E '(warning|error):|^(WARNING|ERROR):' "$log" |
-		grep -E "^$dir/|^(WARNING|ERROR): modpost" || true)
+		grep -E "^($dir/)?(kunit/\.\./)?($ourfiles):|^(WARNING|ERROR): modpost" || true)
 	other=$(grep -cE '(warning|error):' "$log" || true)
+	# the kernel builds without sparse when it finds none it accepts
+	if grep -q 'sparse is not available or not up to date' "$log" ||
+	   ! grep -q '^ *CHECK ' "$log"; then
+		ours+="${ours:+$'\n'}sparse did not run: $(grep -m1 'C=1 specified' "$log" || echo 'no CHECK line')"
+	fi
 	if [ "$rc" -ne 0 ] || [ -n "$ours" ]; then
 		if [ -n "$ours" ]; then
 			printf '%s\n' "$ours" | sed "s|$dir/||; s/^/# /" | head -n 40
@@ -109,6 +194,7 @@ check_build()
 	else
 		[ "$other" = 0 ] ||
 			echo "# $name: $other warning(s) from kernel headers ignored, see $log"
+		echo "$key" >"$log.clean"
 		ktap_result "$name" PASS
 	fi
 	make -C "$dir" KDIR="$kdir" clean >/dev/null 2>&1 || true

@@ -473,7 +473,9 @@ w_cycles()
 # it is not loaded)
 knc_refs()
 {
-	awk '$1 == "knc_perf" { print $3; f = 1 } END { if (!f) print 0 }' /proc/modules
+	kr=$(modrefs knc_perf)
+	[ "$kr" != gone ] || kr=0
+	echo "$kr"
 }
 
 # wait_refs N: up to ~10 s until at least N knc events are open

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# tools/build-sparse.sh: print the path of a sparse that the 7.x kernel
+# line accepts, building it first when it is not in $KNC_CACHE yet.
+#
+# From 6.15 on, the kernel runs C=1 only with a checker that passes its
+# scripts/checker-valid.sh (it must parse __typeof_unqual__); with any
+# other it says "C=1 specified, but sparse is not available or not up to
+# date" and builds without sparse.  Debian 12's sparse (0.6.4) fails that
+# test, and the newer binaries need a newer C library, so this builds
+# sparse from the source package of Debian's unstable suite (sid), added
+# as a deb-src entry of its own with the URIs of this machine's sources.
+# Only the sparse program is built (no LLVM, GTK, SQLite or libxml2).
+set -euo pipefail
+
+KNC_LOG_TAG=sparse
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=tools/apt-archive.sh
+. "$KNC_TOOLS/apt-archive.sh"
+
+SUITE=sid
+LIST=/etc/apt/sources.list.d/knc-$SUITE-src.sources
+TOP=$KNC_CACHE/sparse
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
+if [ -x "$TOP/sparse" ]; then
+	echo "$TOP/sparse"
+	exit 0
+fi
+
+if [ ! -f "$LIST" ]; then
+	sites=$(knc_archive_sites "$(knc_codename)" | paste -sd' ')
+	[ -n "$sites" ] ||
+		knc_die "no APT source of this machine serves Debian's $(knc_codename): sparse's source cannot come from $SUITE"
+	knc_log "adding deb-src for Debian's $SUITE from $sites, for sparse's source" >&2
+	knc_archive_stanza deb-src "$SUITE" "$sites" | $SUDO tee "$LIST" >/dev/null
+fi
+$SUDO apt-get update -qq -o Dir::Etc::sourcelist="$LIST" -o Dir::Etc::sourceparts=- \
+	-o APT::Get::List-Cleanup=0 >&2 ||
+	knc_die "apt-get update of $LIST failed: see the lines above"
+
+tmp=$KNC_CACHE/.sparse.tmp
+rm -rf "$tmp"
+mkdir -p "$tmp"
+# apt has checked the files against the signed Release file already
+(cd "$tmp" && apt-get source -qq "sparse/$SUITE") >"$tmp.log" 2>&1 ||
+	{ cat "$tmp.log" >&2; knc_die "apt-get source sparse/$SUITE failed"; }
+src=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'sparse-*' | head -n 1)
+[ -n "$src" ] || knc_die "apt-get source sparse/$SUITE unpacked no tree"
+knc_log "building ${src##*/}" >&2
+# Debian's package names its compiler (gcc-N of sid); the sparse program
+# needs only a C compiler
+make -C "$src" -j"$KNC_JOBS" CC=gcc HAVE_LLVM=no HAVE_GTK=no HAVE_SQLITE=no \
+	HAVE_LIBXML=no sparse >>"$tmp.log" 2>&1 ||
+	{ tail -n 20 "$tmp.log" >&2; knc_die "building ${src##*/} failed"; }
+rm -rf "$TOP"
+mkdir -p "$TOP"
+mv "$src/sparse" "$TOP/sparse"
+echo "${src##*/}" >"$TOP/version"
+rm -rf "$tmp" "$tmp.log"
+echo "$TOP/sparse"
