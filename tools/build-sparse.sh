@@ -25,6 +25,10 @@ TOP=$KNC_CACHE/sparse
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
+# two stages (make mutants runs two at a time) build it once
+mkdir -p "$KNC_CACHE"
+exec 9>"$KNC_CACHE/.sparse.lock"
+flock 9
 if [ -x "$TOP/sparse" ]; then
 	echo "$TOP/sparse"
 	exit 0

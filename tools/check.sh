@@ -141,7 +141,7 @@ build_key()
 			[ ! -f "$1/$f" ] || cat "$1/$f"
 		done
 		gcc --version
-		"$2" --version
+		cat "$(command -v "$2")"
 	} | sha256sum | cut -c1-16
 }
 
@@ -168,7 +168,8 @@ check_build()
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	(cd "$KNC_TOP" && module_files | tar -cf - -T -) | tar -xf - -C "$dir"
-	echo "# $name: C=1 with $checker ($("$checker" --version))"
+	echo "# $name: C=1 with $checker ($(cat "${checker%/*}/version" 2>/dev/null ||
+		"$checker" --version))"
 	make -C "$dir" KDIR="$kdir" W=1 C=1 CHECK="$checker" -j"$KNC_JOBS" >"$log" 2>&1 || rc=$?
 	# Warnings/errors located in our files (the kernel names them by
 	# their absolute path up to 6.12, relative to the module from 6.13
