@@ -129,10 +129,12 @@ suite_files()
 	done | sort -u
 }
 
-# suites_key WORD...: the content of suite_files WORD...
+# suites_key WORD...: the content of suite_files WORD..., named from the
+# checkout's top (a result stays valid in another clone of the same code)
 suites_key()
 {
-	suite_files "$@" | xargs -r sha256sum | sha256sum | cut -c1-16
+	suite_files "$@" | sed "s|^$KNC_TOP/||" |
+		(cd "$KNC_TOP" && xargs -r sha256sum) | sha256sum | cut -c1-16
 }
 
 # stage_key FILE WORD: what one stage's result of mutant FILE stays valid
