@@ -29,8 +29,10 @@
 # modpost warning/error about our code, or when the kernel built without
 # running sparse.  checkpatch and the builds are not repeated for what
 # they found clean before and has not changed since (their keys, below).
-# Each build happens in a scratch copy under $KNC_CACHE/check, so objects
-# of different kernels never mix with each other or with the work tree.
+# Each run builds in a scratch directory of its own under $KNC_CACHE/check
+# (make mutants runs two at once), so objects of different kernels or runs
+# never mix with each other or with the work tree; the logs are copied to
+# $KNC_CACHE/check when it ends.
 #
 # Prints KTAP: the plan, then "ok N name" or "not ok N name" per check,
 # the build output indented in between; "# N passed, N failed" last.
@@ -44,6 +46,8 @@ KNC_KERNEL_VARIANT=standalone	# the kernel make test builds
 
 logdir=$KNC_CACHE/check
 mkdir -p "$logdir"
+work=$(mktemp -d "$logdir/run.XXXXXX")
+trap 'cp "$work"/*.log "$logdir"/ 2>/dev/null; rm -rf "$work"' EXIT
 
 # Tracked and untracked-but-not-ignored files, so generated *.mod.c and
 # build output never get checked or copied.
@@ -70,7 +74,7 @@ sources()
 # file, a second or two over one)
 check_checkpatch()
 {
-	local log=$logdir/checkpatch.log files todo=() f key clean
+	local log=$work/checkpatch.log files todo=() stamps=() f key clean
 
 	mapfile -t files < <(sources)
 	if [ ${#files[@]} -eq 0 ]; then
@@ -83,8 +87,8 @@ check_checkpatch()
 	clean=$logdir/checkpatch-clean/$key
 	mkdir -p "$clean"
 	for f in "${files[@]}"; do
-		[ -e "$clean/$(cd "$KNC_TOP" && { echo "$f"; cat "$f"; } | sha256sum | cut -c1-16)" ] ||
-			todo+=("$f")
+		key=$(cd "$KNC_TOP" && { echo "$f"; cat "$f"; } | sha256sum | cut -c1-16)
+		[ -e "$clean/$key" ] || { todo+=("$f"); stamps+=("$key"); }
 	done
 	echo "# checkpatch: ${#todo[@]} of ${#files[@]} files changed since found clean"
 	if [ ${#todo[@]} -eq 0 ]; then
@@ -96,8 +100,8 @@ check_checkpatch()
 		ktap_result checkpatch FAIL
 		return
 	fi
-	for f in "${todo[@]}"; do
-		touch "$clean/$(cd "$KNC_TOP" && { echo "$f"; cat "$f"; } | sha256sum | cut -c1-16)"
+	for key in "${stamps[@]}"; do
+		touch "$clean/$key"
 	done
 	ktap_result checkpatch PASS
 }
@@ -127,8 +131,8 @@ checker_for()
 
 # build_key KDIR CHECKER: what a build's verdict depends on, as one hash:
 # the module's sources, the kernel tree's configuration, exports and
-# release (Debian's headers: its package version too), the compiler and
-# the checker
+# release, the Debian package version of its headers or source, the
+# compiler and the checker
 build_key()
 {
 	local f
@@ -140,32 +144,33 @@ build_key()
 			 include/generated/package.h; do
 			[ ! -f "$1/$f" ] || cat "$1/$f"
 		done
+		knc_src_version
 		gcc --version
 		cat "$(command -v "$2")"
 	} | sha256sum | cut -c1-16
 }
 
 # check_build NAME KDIR: a build found clean is not repeated while
-# build_key stays the same
+# build_key stays the same (one stamp per key, so a build of other
+# sources, a harness mutant's, does not evict the work tree's)
 check_build()
 {
-	local name=$1 kdir=$2 dir log rc=0 ours other key checker ourfiles
+	local name=$1 kdir=$2 dir log rc=0 ours other key checker ourfiles stamp
 
-	dir=$logdir/$name
-	log=$logdir/$name.log
+	dir=$work/$name
+	log=$work/$name.log
 	checker=$(checker_for "$kdir") || {
 		ktap_result "$name" FAIL "no sparse this kernel accepts"
 		return
 	}
 	key=$(build_key "$kdir" "$checker")
-	if [ "$(cat "$log.clean" 2>/dev/null)" = "$key" ]; then
-		echo "# $name: sources, kernel tree and tools as when found clean ($log)"
+	stamp=$logdir/build-clean/$name-$key
+	if [ -e "$stamp" ]; then
+		echo "# $name: sources, kernel tree and tools as when found clean"
 		ktap_result "$name" PASS
 		return
 	fi
-	rm -f "$log.clean"
 
-	rm -rf "$dir"
 	mkdir -p "$dir"
 	(cd "$KNC_TOP" && module_files | tar -cf - -T -) | tar -xf - -C "$dir"
 	echo "# $name: C=1 with $checker ($(cat "${checker%/*}/version" 2>/dev/null ||
@@ -190,15 +195,16 @@ check_build()
 		else
 			tail -n 25 "$log" | sed 's/^/# /'
 		fi
-		echo "# (full log: $log)"
+		echo "# (full log: $logdir/$name.log)"
 		ktap_result "$name" FAIL
 	else
 		[ "$other" = 0 ] ||
-			echo "# $name: $other warning(s) from kernel headers ignored, see $log"
-		echo "$key" >"$log.clean"
+			echo "# $name: $other warning(s) from kernel headers ignored, see $logdir/$name.log"
+		mkdir -p "${stamp%/*}"
+		touch "$stamp"
 		ktap_result "$name" PASS
 	fi
-	make -C "$dir" KDIR="$kdir" clean >/dev/null 2>&1 || true
+	rm -rf "$dir"
 }
 
 # tally-selftest mutants-apply docs abi-doc checkpatch, a build per kernel line
@@ -208,12 +214,12 @@ ktap_begin 8
 # dies with only PASS lines in its log leaves grep -v nothing to select,
 # which under pipefail would end this script and lose every later check.
 rc=0
-"$KNC_TOOLS/selftest-tally.sh" >"$logdir/tally-selftest.log" 2>&1 || rc=$?
+"$KNC_TOOLS/selftest-tally.sh" >"$work/tally-selftest.log" 2>&1 || rc=$?
 if [ "$rc" = 0 ]; then
 	ktap_result tally-selftest PASS
 else
 	echo "# tally-selftest exited $rc; its lines but the passes:"
-	{ grep -v ': PASS$' "$logdir/tally-selftest.log" || true; } |
+	{ grep -v ': PASS$' "$work/tally-selftest.log" || true; } |
 		sed 's/^/# /' | head -n 40
 	ktap_result tally-selftest FAIL
 fi
@@ -233,14 +239,15 @@ else
 fi
 
 # the RST documentation, as Sphinx builds it
-rm -rf "$logdir/sphinx"
 if command -v sphinx-build >/dev/null &&
    sphinx-build -W -q -C -D master_doc=knc-pmu -b html "$KNC_TOP/Documentation" \
-	"$logdir/sphinx" >"$logdir/sphinx.log" 2>&1; then
+	"$work/sphinx" >"$work/sphinx.log" 2>&1; then
+	rm -rf "$logdir/sphinx"
+	mv "$work/sphinx" "$logdir/sphinx"
 	ktap_result docs PASS
 else
 	command -v sphinx-build >/dev/null || echo "# sphinx-build missing (run tools/install-deps.sh)"
-	sed 's/^/# /' "$logdir/sphinx.log" 2>/dev/null | head -n 20
+	sed 's/^/# /' "$work/sphinx.log" 2>/dev/null | head -n 20
 	ktap_result docs FAIL
 fi
 
