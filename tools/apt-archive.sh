@@ -38,3 +38,31 @@ knc_archive_stanza()
 		'Components: main' \
 		'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' ''
 }
+
+# knc_archive_add TYPE SUITE LIST: a deb822 entry of TYPE (deb, deb-src)
+# for Debian's SUITE in LIST, from the sites that serve this machine's own
+# release, and a fresh index for it when it was just added or its index is
+# over a day old.  apt runs through $SUDO.  Fails, saying why on stderr,
+# when no source of this machine serves its release or the update fails.
+knc_archive_add()
+{
+	local type=$1 suite=$2 list=$3 codename sites index=Packages
+
+	if [ ! -f "$list" ]; then
+		codename=$(knc_codename)
+		sites=$(knc_archive_sites "$codename" | paste -sd' ')
+		if [ -z "$sites" ]; then
+			echo "no APT source of this machine serves Debian's ${codename:-release}, so nothing can come from $suite: add the Debian archive (or a mirror) to /etc/apt/sources.list.d/" >&2
+			return 1
+		fi
+		echo "adding Debian's $suite ($type) from $sites" >&2
+		knc_archive_stanza "$type" "$suite" "$sites" | ${SUDO:-} tee "$list" >/dev/null
+	fi
+	[ "$type" = deb ] || index=Sources
+	[ -n "$(find /var/lib/apt/lists -maxdepth 1 -name "*_dists_${suite}_*$index*" -mmin -1440)" ] ||
+		${SUDO:-} apt-get update -qq -o Dir::Etc::sourcelist="$list" \
+			-o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0 >&2 || {
+		echo "apt-get update of $suite ($list) failed: see the lines above" >&2
+		return 1
+	}
+}

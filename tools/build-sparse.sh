@@ -34,16 +34,8 @@ if [ -x "$TOP/sparse" ]; then
 	exit 0
 fi
 
-if [ ! -f "$LIST" ]; then
-	sites=$(knc_archive_sites "$(knc_codename)" | paste -sd' ')
-	[ -n "$sites" ] ||
-		knc_die "no APT source of this machine serves Debian's $(knc_codename): sparse's source cannot come from $SUITE"
-	knc_log "adding deb-src for Debian's $SUITE from $sites, for sparse's source" >&2
-	knc_archive_stanza deb-src "$SUITE" "$sites" | $SUDO tee "$LIST" >/dev/null
-fi
-$SUDO apt-get update -qq -o Dir::Etc::sourcelist="$LIST" -o Dir::Etc::sourceparts=- \
-	-o APT::Get::List-Cleanup=0 >&2 ||
-	knc_die "apt-get update of $LIST failed: see the lines above"
+knc_archive_add deb-src "$SUITE" "$LIST" ||
+	knc_die "sparse's source comes from $SUITE, which could not be added"
 
 tmp=$KNC_CACHE/.sparse.tmp
 rm -rf "$tmp"

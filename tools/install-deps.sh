@@ -34,30 +34,15 @@ NEWER_SUITE=trixie-backports
 NEWER_LIST=/etc/apt/sources.list.d/knc-$NEWER_SUITE.sources
 NEWER_PIN=/etc/apt/preferences.d/knc-$NEWER_SUITE
 
-# add_newer_suite: the suite, from the site that serves this machine's
-# own release, and its pin, and a fresh package list for it when it was
-# just added or its list is over a day old
+# add_newer_suite: the suite, pinned, from the site that serves this
+# machine's own release (apt-archive.sh)
 add_newer_suite()
 {
-	local lists sites codename
-
-	if [ ! -f "$NEWER_LIST" ]; then
-		codename=$(knc_codename)
-		sites=$(knc_archive_sites "$codename" | paste -sd' ')
-		[ -n "$sites" ] ||
-			die "no APT source of this machine serves Debian's ${codename:-release}, so linux-source-7.* cannot come from $NEWER_SUITE: add the Debian archive (or a mirror) to /etc/apt/sources.list.d/"
-		echo "install-deps: adding Debian's $NEWER_SUITE from $sites (pinned at 100) for linux-source-7.*"
-		knc_archive_stanza deb "$NEWER_SUITE" "$sites" |
-			$SUDO tee "$NEWER_LIST" >/dev/null
-	fi
 	[ -f "$NEWER_PIN" ] ||
 		printf '%s\n' 'Package: *' "Pin: release n=$NEWER_SUITE" 'Pin-Priority: 100' |
 			$SUDO tee "$NEWER_PIN" >/dev/null
-	lists=$(find /var/lib/apt/lists -maxdepth 1 -name "*_dists_${NEWER_SUITE}_*Packages*" -mmin -1440 2>/dev/null)
-	[ -n "$lists" ] ||
-		$SUDO apt-get update -qq -o Dir::Etc::sourcelist="$NEWER_LIST" \
-			-o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0 ||
-		die "apt-get update of $NEWER_SUITE ($NEWER_LIST) failed: see the lines above"
+	knc_archive_add deb "$NEWER_SUITE" "$NEWER_LIST" ||
+		die "linux-source-7.* comes from $NEWER_SUITE, which could not be added"
 }
 
 # newest_kernel_source: the newest linux-source-7.* the archive has

@@ -473,9 +473,7 @@ w_cycles()
 # it is not loaded)
 knc_refs()
 {
-	kr=$(modrefs knc_perf)
-	[ "$kr" != gone ] || kr=0
-	echo "$kr"
+	modrefs knc_perf | sed 's/^gone$/0/'
 }
 
 # wait_refs N: up to ~10 s until at least N knc events are open
