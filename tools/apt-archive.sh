@@ -39,15 +39,18 @@ knc_archive_stanza()
 		'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' ''
 }
 
-# knc_archive_add TYPE SUITE LIST: a deb822 entry of TYPE (deb, deb-src)
-# for Debian's SUITE in LIST, from the sites that serve this machine's own
-# release, and a fresh index for it when it was just added or its index is
-# over a day old.  apt runs through $SUDO.  Fails, saying why on stderr,
-# when no source of this machine serves its release or the update fails.
+# knc_archive_add TYPE SUITE LIST [APT-OPTION...]: a deb822 entry of TYPE
+# (deb, deb-src) for Debian's SUITE in LIST, from the sites that serve this
+# machine's own release, and a fresh index for it when it was just added or
+# its index is over a day old: apt-get update of LIST alone, with the
+# options given (another Dir::State::Lists, say).  apt runs through $SUDO.
+# Fails, saying why on stderr, when no source of this machine serves its
+# release or the update fails.
 knc_archive_add()
 {
-	local type=$1 suite=$2 list=$3 codename sites index=Packages
+	local type=$1 suite=$2 list=$3 codename sites index=Packages lists
 
+	shift 3
 	if [ ! -f "$list" ]; then
 		codename=$(knc_codename)
 		sites=$(knc_archive_sites "$codename" | paste -sd' ')
@@ -59,9 +62,11 @@ knc_archive_add()
 		knc_archive_stanza "$type" "$suite" "$sites" | ${SUDO:-} tee "$list" >/dev/null
 	fi
 	[ "$type" = deb ] || index=Sources
-	[ -n "$(find /var/lib/apt/lists -maxdepth 1 -name "*_dists_${suite}_*$index*" -mmin -1440)" ] ||
+	lists=$(apt-config "$@" dump --format '%v' Dir::State::Lists)
+	case $lists in /*) ;; *) lists=/var/lib/apt/$lists ;; esac
+	[ -n "$(find "$lists" -maxdepth 1 -name "*_dists_${suite}_*$index*" -mmin -1440)" ] ||
 		${SUDO:-} apt-get update -qq -o Dir::Etc::sourcelist="$list" \
-			-o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0 >&2 || {
+			-o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0 "$@" >&2 || {
 		echo "apt-get update of $suite ($list) failed: see the lines above" >&2
 		return 1
 	}

@@ -159,7 +159,8 @@ check_build()
 
 	dir=$work/$name
 	log=$work/$name.log
-	checker=$(checker_for "$kdir") || {
+	checker=$(checker_for "$kdir" 2>"$work/$name.checker.log") || {
+		sed 's/^/# /' "$work/$name.checker.log" | tail -n 20
 		ktap_result "$name" FAIL "no sparse this kernel accepts"
 		return
 	}
