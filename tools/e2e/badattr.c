@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "../include/knc_selfmon.h"
 
 #define EV_INSNS	0x16ULL
 #define EV_CYCLES	0x2aULL
@@ -45,12 +46,7 @@ static int open_ev(struct perf_event_attr *attr, int group_fd)
 
 static void base_attr(struct perf_event_attr *attr, uint64_t config)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = knc_type;
-	attr->config = config;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
+	knc_attr_init(attr, knc_type, config);
 	attr->disabled = 1;
 }
 

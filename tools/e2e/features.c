@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "../include/knc_selfmon.h"
 
 #define EV_INSNS	0x16
 #define EV_BRANCHES	0x12
@@ -76,12 +77,7 @@ static int open_event(struct perf_event_attr *attr, pid_t pid, int group)
 
 static void attr_init(struct perf_event_attr *attr, uint64_t config, int leader)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = knc_type;
-	attr->config = config;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
+	knc_attr_init(attr, knc_type, config);
 	attr->disabled = leader;
 	attr->enable_on_exec = leader;
 }

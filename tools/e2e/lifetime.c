@@ -37,11 +37,11 @@
  *			"holder", which passes the token on and waits for it
  *			with its preference 1, and exits with it 1.  Without
  *			-s: prints the gated count of the whole process and
- *			the plain lower bound, for perf stat (inherit, the
- *			review's trigger A: contexts of threads sharing a
- *			CPU are swapped, then a thread exits).  With -s each
+ *			the plain lower bound, for perf stat (inherit:
+ *			trigger A, contexts of threads sharing a CPU are
+ *			swapped, then a thread exits).  With -s each
  *			thread opens its own events and checks them.
- *	trigger-b	the review's trigger B, 5 times: a gated and a plain
+ *	trigger-b	trigger B, 5 times: a gated and a plain
  *			event on the task, the gated one closed, 0.1 s of
  *			work, a sleep; each count exact or in its bounds
  *	mmap		RDPMC mmap pages unmapped and closed in every order,
@@ -61,7 +61,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -72,6 +71,8 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "../include/knc_check.h"
+#include "pin-cpu.h"
 #include "spflt-work.h"
 
 #define CFG_INSNS	KNC_CONFIG(KNC_EV_INSTRUCTIONS, 0)
@@ -84,8 +85,8 @@
 #define CLOSE_COUNT		(5 + SPFLT_COUNTED)
 /* exit_with_pref_*(): xor, mov, syscall after SPFLT 1 */
 #define EXIT_COUNT		3
-/* hold_turn(): spflt-pingpong.c's setter round, 4L + 15 between */
-#define HOLD_COUNT(l)		(4 * (l) + 15 + SPFLT_COUNTED)
+/* hold_turn(): spflt-work.h's spflt_round(), 4L + 15 between */
+#define HOLD_COUNT(l)		(SPFLT_ROUND_BETWEEN(l) + SPFLT_COUNTED)
 #define HOLD_ALL(l)		(4 * (l) + 18)
 
 /*
@@ -111,12 +112,6 @@ static unsigned long long ull(uint64_t v)
 	return (unsigned long long)v;
 }
 
-/* a check of a mode: 1 if it passed, its detail in @d */
-struct check {
-	const char *name;
-	int (*fn)(char *d, size_t n);
-};
-
 /* the KTAP header and the plan: the number of checks of the mode's table */
 static void print_plan(unsigned int n)
 {
@@ -124,37 +119,21 @@ static void print_plan(unsigned int n)
 	ksft_set_plan(n);
 }
 
-/* a check's verdict: its detail as a diagnostic, then ok or not ok */
-static void verdict(const char *name, int ok, const char *detail)
-{
-	if (detail[0])
-		ksft_print_msg("%s\n", detail);
-	ksft_test_result(ok, "lifetime-%s\n", name);
-}
-
 /*
  * Each check of @c in order, or each failed with @why when the mode could
  * not run them; then the exit, 0 if every one passed.
  */
-static __noreturn void run_checks(const struct check *c, unsigned int n,
+static __noreturn void run_checks(const struct knc_check *c, unsigned int n,
 				  const char *why)
 {
-	unsigned int i;
 	char d[400];
 
-	for (i = 0; i < n; i++) {
-		if (why) {
-			verdict(c[i].name, 0, why);
-			continue;
-		}
-		d[0] = 0;
-		verdict(c[i].name, c[i].fn(d, sizeof(d)), d);
-	}
+	knc_checks_run("lifetime", c, n, why, d, sizeof(d));
 	ksft_finished();
 }
 
 /* run_checks() of a mode stopped by @what failing, with errno's reason */
-static __noreturn void checks_not_run(const struct check *c, unsigned int n,
+static __noreturn void checks_not_run(const struct knc_check *c, unsigned int n,
 				      const char *what, int err)
 {
 	char why[160];
@@ -216,24 +195,14 @@ static uint64_t close_count(void)
 static void exit_group_with_pref(void)
 {
 	if (have_spflt)
-		asm volatile("mov $1, %%ecx\n\t"
-			     KNC_SPFLT_ECX
-			     "xor %%edi, %%edi\n\t"
-			     "mov $231, %%eax\n\t"
-			     "syscall"
-			     : : : "rax", "rcx", "rdi", "r11", "memory");
+		spflt_exit_group();
 	_exit(0);
 }
 
 static void exit_thread_with_pref(void)
 {
 	if (have_spflt)
-		asm volatile("mov $1, %%ecx\n\t"
-			     KNC_SPFLT_ECX
-			     "xor %%edi, %%edi\n\t"
-			     "mov $60, %%eax\n\t"
-			     "syscall"
-			     : : : "rax", "rcx", "rdi", "r11", "memory");
+		spflt_exit_thread();
 	syscall(SYS_exit, 0);
 	__builtin_unreachable();
 }
@@ -246,9 +215,9 @@ static uint64_t exit_count(void)
 /*
  * A holder's turn: preference 1, @l loops, write a byte to @wfd, read one
  * from @rfd into @buf (sleeping until the token comes back, the
- * preference still 1), @l loops, preference 0; all one asm block, so
- * exactly 4L + 15 instructions between the SPFLTs.  Without SPFLT the
- * same in C (its gated count is 0 anyway).
+ * preference still 1), @l loops, preference 0; all one asm block
+ * (spflt_round()), so exactly 4L + 15 instructions between the SPFLTs.
+ * Without SPFLT the same in C (its gated count is 0 anyway).
  */
 static int hold_turn(int wfd, int rfd, char *buf, unsigned long l)
 {
@@ -261,52 +230,18 @@ static int hold_turn(int wfd, int rfd, char *buf, unsigned long l)
 		work(l);
 		return wr == 1 && rd == 1 ? 0 : -1;
 	}
-	asm volatile("mov $1, %%ecx\n\t"
-		     KNC_SPFLT_ECX
-		     "mov %[loops], %%r8\n"
-		     "1:\tdec %%r8\n\t"
-		     "jnz 1b\n\t"
-		     "mov $1, %%eax\n\t"		/* write */
-		     "mov %[wfd], %%edi\n\t"
-		     "mov %[buf], %%rsi\n\t"
-		     "mov $1, %%edx\n\t"
-		     "syscall\n\t"
-		     "mov %%rax, %[wr]\n\t"
-		     "xor %%eax, %%eax\n\t"		/* read */
-		     "mov %[rfd], %%edi\n\t"
-		     "mov %[buf], %%rsi\n\t"
-		     "mov $1, %%edx\n\t"
-		     "syscall\n\t"
-		     "mov %%rax, %[rd]\n\t"
-		     "mov %[loops], %%r8\n"
-		     "2:\tdec %%r8\n\t"
-		     "jnz 2b\n\t"
-		     "xor %%ecx, %%ecx\n\t"
-		     KNC_SPFLT_ECX
-		     : [wr] "=&r"(wr), [rd] "=&r"(rd)
-		     : [loops] "r"(l), [wfd] "r"(wfd), [rfd] "r"(rfd),
-		       [buf] "r"(buf)
-		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r11", "cc",
-		       "memory");
-	return wr == 1 && rd == 1 ? 0 : -1;
-}
-
-static sigjmp_buf fault_jmp;
-
-static void on_fault(int sig)
-{
-	siglongjmp(fault_jmp, sig);
+	return spflt_round(l, wfd, rfd, buf);
 }
 
 /* SPFLT 0 once: 1 if it ran, 0 if it raised #UD (SIGILL) */
 static int probe_spflt(void)
 {
-	struct sigaction sa = { .sa_handler = on_fault }, old;
+	struct sigaction sa = { .sa_handler = knc_on_fault }, old;
 	int ok = 0;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGILL, &sa, &old);
-	if (!sigsetjmp(fault_jmp, 1)) {
+	if (!sigsetjmp(*knc_fault_jmp(), 1)) {
 		spflt_off();
 		ok = 1;
 	}
@@ -314,26 +249,12 @@ static int probe_spflt(void)
 	return ok;
 }
 
-/* RDPMC of counter 0: 0 if it ran, else the signal it raised */
-static int try_rdpmc(void)
-{
-	struct sigaction sa = { .sa_handler = on_fault }, old_segv, old_ill;
-	int sig;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, &old_segv);
-	sigaction(SIGILL, &sa, &old_ill);
-	sig = sigsetjmp(fault_jmp, 1);
-	if (!sig)
-		knc_rdpmc(0);
-	sigaction(SIGSEGV, &old_segv, NULL);
-	sigaction(SIGILL, &old_ill, NULL);
-	return sig;
-}
-
+/* RDPMC of counter 0 raises SIGSEGV */
 static int rdpmc_faults(void)
 {
-	return try_rdpmc() == SIGSEGV;
+	uint64_t v;
+
+	return knc_try_rdpmc(0, &v) == SIGSEGV;
 }
 
 /* an event on @pid (0: the calling thread), user mode */
@@ -364,23 +285,6 @@ static long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
-/* pin the caller to the first CPU it may run on; the CPU, or -1 */
-static int pin_one_cpu(void)
-{
-	cpu_set_t set;
-	int cpu;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
-		;
-	if (cpu == CPU_SETSIZE)
-		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
 }
 
 /* --- churn --- */
@@ -516,7 +420,7 @@ static int check_churn_plain(char *d, size_t n)
 	return !churn_sum.pbad && !churn_sum.err && churn_sum.pchecks > 0;
 }
 
-static const struct check churn_checks[] = {
+static const struct knc_check churn_checks[] = {
 	{ "churn-exact", check_churn_exact },
 	{ "churn-plain", check_churn_plain },
 };
@@ -583,7 +487,7 @@ static int exit_plain(char *d, size_t n)
 	return exit_sum.pfd >= 0 && p >= lo && p <= lo + 4 * SLACK_STEP;
 }
 
-static const struct check exit_checks[] = {
+static const struct knc_check exit_checks[] = {
 	{ "exit-exact", exit_exact },
 	{ "exit-plain", exit_plain },
 };
@@ -652,7 +556,7 @@ static int exec_plain(char *d, size_t n)
 	return p >= m && p <= m + 20 * SLACK_STEP;
 }
 
-static const struct check exec_checks[] = {
+static const struct knc_check exec_checks[] = {
 	{ "exec-exact", exec_exact },
 	{ "exec-plain", exec_plain },
 };
@@ -735,7 +639,7 @@ static int fork_inherit_exact(char *d, size_t n)
 	return !fork_sum.bad_status && fork_sum.g == want;
 }
 
-static const struct check fork_checks[] = {
+static const struct knc_check fork_checks[] = {
 	{ "fork-inherit-exact", fork_inherit_exact },
 };
 
@@ -917,7 +821,7 @@ static int threads_self_plain(char *d, size_t len)
 	return !threads_sum.err && threads_sum.mp >= lo;
 }
 
-static const struct check threads_checks[] = {
+static const struct knc_check threads_checks[] = {
 	{ "threads-self-exact", threads_self_exact },
 	{ "threads-self-plain", threads_self_plain },
 };
@@ -1016,8 +920,8 @@ static int mode_threads(int argc, char **argv)
 
 #define TB_WORK		100000UL	/* loops of one stretch of work */
 /*
- * The review's sequence, again and again: it saw the freed write in 8 of
- * 10 runs, once per run, so one process runs it TB_TIMES times.
+ * One pass shows a write to freed memory under slab debugging in about
+ * 8 runs of 10, so one process runs it TB_TIMES times.
  */
 #define TB_TIMES	5
 
@@ -1083,7 +987,7 @@ static int trigger_b(char *d, size_t n)
 	return !bad;
 }
 
-static const struct check trigger_b_checks[] = {
+static const struct knc_check trigger_b_checks[] = {
 	{ "trigger-b", trigger_b },
 };
 
@@ -1385,7 +1289,7 @@ static int mm_map_twice(char *d, size_t n)
 	return v1 == r && p1 == KNC_PATH_RDPMC && v2 == r && p2 == KNC_PATH_RDPMC && fault;
 }
 
-static const struct check mmap_checks[] = {
+static const struct knc_check mmap_checks[] = {
 	{ "mmap-close-then-unmap", mm_map_close_unmap },
 	{ "mmap-unmap-then-close", mm_unmap_close },
 	{ "mmap-two-events", mm_two_mapped },

@@ -54,27 +54,6 @@
 #define SAMPLE_NS	(100 * 1000000ULL)
 #define NVALS		4		/* distinct non-zero values kept */
 
-static sigjmp_buf fault_jmp;
-
-static void on_fault(int sig)
-{
-	siglongjmp(fault_jmp, sig);
-}
-
-static void catch_faults(int on)
-{
-	struct sigaction sa = { .sa_handler = on ? on_fault : SIG_DFL };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGILL, &sa, NULL);	/* #UD: a CPU without RDPMC */
-}
-
-static const char *sig_name(int sig)
-{
-	return sig == SIGSEGV ? "SIGSEGV" : sig == SIGILL ? "SIGILL" : "?";
-}
-
 static unsigned long long now_ns(void)
 {
 	struct timespec ts;
@@ -193,6 +172,7 @@ static int watch(unsigned long ms, pid_t other)
 	struct knc_counter c;
 	struct page_view pv;
 	struct rusage ru0, ru1;
+	struct sigaction old[2];
 	clockid_t clk;
 	int err, sig;
 
@@ -221,9 +201,9 @@ static int watch(unsigned long ms, pid_t other)
 	prev = now_ns();
 	next = prev + POLL_NS;
 	end = prev + ms * 1000000ULL;
-	sig = sigsetjmp(fault_jmp, 1);
+	knc_catch_faults(old);
+	sig = sigsetjmp(*knc_fault_jmp(), 1);
 	if (!sig) {
-		catch_faults(1);
 		for (;;) {
 			note(&seen[0], knc_rdpmc(0));
 			note(&seen[1], knc_rdpmc(1));
@@ -245,7 +225,7 @@ static int watch(unsigned long ms, pid_t other)
 				break;
 		}
 	}
-	catch_faults(0);
+	knc_restore_faults(old);
 	getrusage(RUSAGE_SELF, &ru1);
 
 	printf(" ms=%lu reads=%lu gaps=%lu nivcsw=%ld other_ran_us=%lld other_exited=%d",
@@ -256,7 +236,7 @@ static int watch(unsigned long ms, pid_t other)
 	print_seen(" values0=", &seen[0]);
 	print_seen(" values1=", &seen[1]);
 	if (sig)
-		printf(" result=fault signal=%s\n", sig_name(sig));
+		printf(" result=fault signal=%s\n", knc_sig_name(sig));
 	else if (seen[0].nonzero || seen[1].nonzero)
 		printf(" result=stale\n");
 	else if (reads < MIN_READS ||
@@ -267,20 +247,6 @@ static int watch(unsigned long ms, pid_t other)
 		printf(" result=clean\n");
 	knc_close(&c);
 	return 0;
-}
-
-/* RDPMC @ecx; 0 if it ran (value in @v), else the signal it raised */
-static int try_rdpmc(unsigned int ecx, uint64_t *v)
-{
-	int sig;
-
-	sig = sigsetjmp(fault_jmp, 1);
-	if (!sig) {
-		catch_faults(1);
-		*v = knc_rdpmc(ecx);
-	}
-	catch_faults(0);
-	return sig;
 }
 
 /* cpu and task: the page and RDPMC of an event not bound to this task */
@@ -338,9 +304,9 @@ static int not_self(int cpu_wide)
 	       (unsigned long long)count);
 	printf(" ecx=%u", ecx);
 	fflush(stdout);
-	sig = try_rdpmc(ecx, &v);
+	sig = knc_try_rdpmc(ecx, &v);
 	if (sig)
-		printf(" result=refused signal=%s\n", sig_name(sig));
+		printf(" result=refused signal=%s\n", knc_sig_name(sig));
 	else
 		printf(" result=allowed value=0x%llx\n", (unsigned long long)v);
 	if (child > 0) {

@@ -26,37 +26,11 @@
  * knc PMU (map and unmap only).
  * Build: gcc -static -O2 rdpmc-nomap.c -o rdpmc-nomap
  */
-#include <setjmp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include "../include/knc_selfmon.h"
-
-static sigjmp_buf fault_jmp;
-
-static void on_fault(int sig)
-{
-	siglongjmp(fault_jmp, sig);
-}
-
-/* RDPMC @ecx; 0 if it ran (value in @v), else the signal it raised */
-static int try_rdpmc(unsigned int ecx, uint64_t *v)
-{
-	struct sigaction sa = { .sa_handler = on_fault };
-	int sig;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGILL, &sa, NULL);	/* #UD: a CPU without RDPMC */
-	sig = sigsetjmp(fault_jmp, 1);
-	if (!sig)
-		*v = knc_rdpmc(ecx);
-	signal(SIGSEGV, SIG_DFL);
-	signal(SIGILL, SIG_DFL);
-	return sig;
-}
 
 /* Each child runs in an mm of its own; reaping it switches back into ours. */
 static void switch_mm_back(int n)
@@ -115,10 +89,9 @@ int main(int argc, char **argv)
 	}
 	printf(" ecx=%u", ecx);
 	fflush(stdout);
-	sig = try_rdpmc(ecx, &v);
+	sig = knc_try_rdpmc(ecx, &v);
 	if (sig)
-		printf(" result=refused signal=%s\n",
-		       sig == SIGSEGV ? "SIGSEGV" : sig == SIGILL ? "SIGILL" : "?");
+		printf(" result=refused signal=%s\n", knc_sig_name(sig));
 	else
 		printf(" result=allowed value=0x%llx\n", (unsigned long long)v);
 	knc_close(&c);

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "../include/knc_check.h"
 #include "spflt-work.h"
 
 #define LOOPS		20000UL	/* a region: 40002 instructions */
@@ -88,14 +89,6 @@ static unsigned int plan_of(const struct check *c, unsigned int n)
 	return k;
 }
 
-/* a check's verdict: its detail as a diagnostic, then ok or not ok */
-static void verdict(const char *name, int ok, const char *detail)
-{
-	if (detail[0])
-		ksft_print_msg("%s\n", detail);
-	ksft_test_result(ok, "selfmon-%s\n", name);
-}
-
 /* each check of @c that runs, in order; all failed with @why if set */
 static void run_checks(const struct check *c, unsigned int n, const char *why)
 {
@@ -103,14 +96,8 @@ static void run_checks(const struct check *c, unsigned int n, const char *why)
 	char d[512];
 
 	for (i = 0; i < n; i++) {
-		if (!check_runs(&c[i]))
-			continue;
-		if (why) {
-			verdict(c[i].name, 0, why);
-			continue;
-		}
-		d[0] = 0;
-		verdict(c[i].name, c[i].fn(d, sizeof(d)), d);
+		if (check_runs(&c[i]))
+			knc_check_run("selfmon", c[i].name, c[i].fn, why, d, sizeof(d));
 	}
 }
 

@@ -32,22 +32,6 @@
 
 enum loop { LOOP_EMPTY, LOOP_READ, LOOP_RDPMC };
 
-static int pmu_type(const char *pmu)
-{
-	char path[128];
-	FILE *f;
-	int type;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
-}
-
 static int open_event(struct knc_counter *c, int type, int kernel)
 {
 	struct perf_event_attr attr;
@@ -127,7 +111,7 @@ int main(int argc, char **argv)
 	static const char * const modes[] = { "user", "kernel" };
 	const char *pmu = argc > 1 ? argv[1] : "knc";
 	struct knc_counter a, meter;
-	int type = pmu_type(pmu), kernel, rdpmc, err;
+	int type = knc_sysfs_type(pmu), kernel, rdpmc, err;
 	unsigned long used = 0;
 
 	if (type < 0) {

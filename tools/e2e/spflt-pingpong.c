@@ -29,7 +29,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +37,8 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "pin-cpu.h"
 #include "spflt-work.h"
-
-#define ROUND_BETWEEN(loops)	(4 * (loops) + 15)
 
 struct result {
 	uint64_t count;		/* knc_read() */
@@ -54,46 +52,6 @@ static unsigned long rounds, loops;
 /* self mode's one check; with -p it is named <name>-parent-sets */
 static const char *const self_checks[] = { "spflt-pingpong-self" };
 static int ab[2], ba[2], res_pipe[2];
-
-/*
- * One setter round, all in one asm block so its count is exact:
- * mov, 2L, write (mov x4, syscall, mov result), read (xor, mov x3,
- * syscall, mov result), mov, 2L, xor = 4L + 15 between the SPFLTs.
- * SYSCALL clobbers rcx and r11; rcx is reloaded before each SPFLT.
- */
-static int setter_round(char *buf)
-{
-	long wr, rd;
-
-	asm volatile("mov $1, %%ecx\n\t"
-		     KNC_SPFLT_ECX
-		     "mov %[loops], %%r8\n"
-		     "1:\tdec %%r8\n\t"
-		     "jnz 1b\n\t"
-		     "mov $1, %%eax\n\t"		/* write */
-		     "mov %[wfd], %%edi\n\t"
-		     "mov %[buf], %%rsi\n\t"
-		     "mov $1, %%edx\n\t"
-		     "syscall\n\t"
-		     "mov %%rax, %[wr]\n\t"
-		     "xor %%eax, %%eax\n\t"		/* read */
-		     "mov %[rfd], %%edi\n\t"
-		     "mov %[buf], %%rsi\n\t"
-		     "mov $1, %%edx\n\t"
-		     "syscall\n\t"
-		     "mov %%rax, %[rd]\n\t"
-		     "mov %[loops], %%r8\n"
-		     "2:\tdec %%r8\n\t"
-		     "jnz 2b\n\t"
-		     "xor %%ecx, %%ecx\n\t"
-		     KNC_SPFLT_ECX
-		     : [wr] "=&r"(wr), [rd] "=&r"(rd)
-		     : [loops] "r"(loops), [wfd] "r"(ab[1]), [rfd] "r"(ba[0]),
-		       [buf] "r"(buf)
-		     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r11", "cc",
-		       "memory");
-	return wr == 1 && rd == 1 ? 0 : -1;
-}
 
 static int partner_rounds(void)
 {
@@ -112,7 +70,7 @@ static int setter_rounds(void)
 	char c = 0;
 
 	for (i = 0; i < rounds; i++)
-		if (setter_round(&c))
+		if (spflt_round(loops, ab[1], ba[0], &c))
 			return -1;
 	return 0;
 }
@@ -204,23 +162,6 @@ static int setup_failed(int self, const char *what)
 	return 1;
 }
 
-/* pin to the first CPU we may run on, so that both processes share it */
-static int pin_one_cpu(void)
-{
-	cpu_set_t set;
-	int cpu;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); cpu++)
-		;
-	if (cpu == CPU_SETSIZE)
-		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
-}
-
 static void die_usage(void)
 {
 	fprintf(stderr, "usage: spflt-pingpong [-x spflt-counted] [-p] stat|self rounds loops\n");
@@ -254,7 +195,7 @@ int main(int argc, char **argv)
 	loops = strtoul(argv[a + 2], NULL, 0);
 	if (!loops)
 		die_usage();
-	want = rounds * (ROUND_BETWEEN(loops) + counted);
+	want = rounds * (SPFLT_ROUND_BETWEEN(loops) + counted);
 
 	/* SPFLT is #UD on anything but KNC (or the model): check first */
 	if (knc_pmu_type() < 0) {

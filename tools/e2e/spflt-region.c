@@ -25,18 +25,6 @@
 
 #include "spflt-work.h"
 
-/* preference 1, then exit(0): xor, mov, syscall count after the SPFLT */
-static void exit_with_preference(void)
-{
-	asm volatile("mov $1, %%ecx\n\t"
-		     KNC_SPFLT_ECX
-		     "xor %%edi, %%edi\n\t"
-		     "mov $231, %%eax\n\t"	/* exit_group */
-		     "syscall"
-		     : : : "rcx", "memory");
-	__builtin_unreachable();
-}
-
 static void die_usage(void)
 {
 	fprintf(stderr, "usage: spflt-region [-x spflt-counted] [-l] loops [regions]\n");
@@ -81,6 +69,6 @@ int main(int argc, char **argv)
 	printf("%lu\n", want);
 	fflush(stdout);
 	if (leave)
-		exit_with_preference();
+		spflt_exit_group();
 	return 0;
 }

@@ -256,6 +256,18 @@ static void logf_(const char *fmt, ...)
 	memcpy(last_lines[last_pos++ % LAST_LINES], line, n + 1);
 }
 
+/* A log line about the operation in progress: "op N " and the rest. */
+static void oplog(const char *fmt, ...)
+{
+	char msg[LINE_MAX_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	logf_("op %llu %s", (unsigned long long)cur_op, msg);
+}
+
 /* A line built in pieces, for logf_(). */
 struct linebuf {
 	char buf[LINE_MAX_LEN];
@@ -299,7 +311,7 @@ static void anomaly(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	anomalies++;
-	logf_("op %llu ANOMALY %s", (unsigned long long)cur_op, msg);
+	oplog("ANOMALY %s", msg);
 	fprintf(stderr, "KNC-FUZZ-ANOMALY: seed %llu op %llu: %s\n",
 		(unsigned long long)seed, (unsigned long long)cur_op, msg);
 	if (anomalies == 1)
@@ -334,11 +346,11 @@ static long result(enum sc sc, long ret)
 
 	count_sc(sc, ret);
 	if (ret < 0)
-		logf_("op %llu = -1 %s [%llu.%06llu]", (unsigned long long)cur_op,
-		      err_name(e), (unsigned long long)(t / 1000000000),
+		oplog("= -1 %s [%llu.%06llu]", err_name(e),
+		      (unsigned long long)(t / 1000000000),
 		      (unsigned long long)(t % 1000000000 / 1000));
 	else
-		logf_("op %llu = %ld [%llu.%06llu]", (unsigned long long)cur_op, ret,
+		oplog("= %ld [%llu.%06llu]", ret,
 		      (unsigned long long)(t / 1000000000),
 		      (unsigned long long)(t % 1000000000 / 1000));
 	errno = e;
@@ -756,8 +768,7 @@ static void slot_unmap(int s, int logit)
 	if (!sl->map)
 		return;
 	if (logit)
-		logf_("op %llu munmap s%d len=%zu", (unsigned long long)cur_op, s,
-		      sl->map_len);
+		oplog("munmap s%d len=%zu", s, sl->map_len);
 	ret = munmap(sl->map, sl->map_len);
 	if (logit)
 		result(SC_MUNMAP, ret);
@@ -779,7 +790,7 @@ static void slot_close(int s)
 	if (sl->fd < 0)
 		return;
 	slot_unmap(s, 1);
-	logf_("op %llu close s%d fd=%d", (unsigned long long)cur_op, s, sl->fd);
+	oplog("close s%d fd=%d", s, sl->fd);
 	ret = result(SC_CLOSE, close(sl->fd));
 	if (ret)
 		anomaly("close of s%d (fd %d) failed: %s", s, sl->fd,
@@ -856,8 +867,7 @@ static void op_open(struct rng *r)
 	if (chance(r, 1))
 		flags |= 1UL << below(r, 64);
 	if (k == K_TP && !n_tp) {
-		logf_("op %llu open s%d skipped: no tracefs",
-		      (unsigned long long)cur_op, s);
+		oplog("open s%d skipped: no tracefs", s);
 		return;
 	}
 	slot_close(s);
@@ -904,7 +914,7 @@ static void op_close(struct rng *r)
 	int s = below(r, MAX_SLOTS);
 
 	if (slots[s].fd < 0) {
-		logf_("op %llu close s%d: free", (unsigned long long)cur_op, s);
+		oplog("close s%d: free", s);
 		return;
 	}
 	slot_close(s);
@@ -946,10 +956,10 @@ static void op_read(struct rng *r)
 	ssize_t n;
 
 	if (sl->fd < 0) {
-		logf_("op %llu read s%d: free", (unsigned long long)cur_op, s);
+		oplog("read s%d: free", s);
 		return;
 	}
-	logf_("op %llu read s%d len=%zu", (unsigned long long)cur_op, s, len);
+	oplog("read s%d len=%zu", s, len);
 	n = result(SC_READ, read(sl->fd, buf, len));
 	if (n <= 0)
 		return;
@@ -974,8 +984,8 @@ static void op_read(struct rng *r)
 		return;
 	}
 	if (nr)
-		logf_("op %llu   nr=%llu first=%llu", (unsigned long long)cur_op,
-		      (unsigned long long)nr, (unsigned long long)buf[base]);
+		oplog("  nr=%llu first=%llu", (unsigned long long)nr,
+		      (unsigned long long)buf[base]);
 }
 
 /* The ioctls that take no pointer. */
@@ -1006,12 +1016,10 @@ static void op_ioctl(struct rng *r)
 	else
 		arg = chance(r, 30) ? PERF_IOC_FLAG_GROUP : 0;
 	if (slots[s].fd < 0) {
-		logf_("op %llu %s s%d: free", (unsigned long long)cur_op,
-		      tab[t].name, s);
+		oplog("%s s%d: free", tab[t].name, s);
 		return;
 	}
-	logf_("op %llu ioctl s%d %s arg=%lu", (unsigned long long)cur_op, s,
-	      tab[t].name, arg);
+	oplog("ioctl s%d %s arg=%lu", s, tab[t].name, arg);
 	result(tab[t].sc, ioctl(slots[s].fd, tab[t].req, arg));
 	if (tab[t].req == PERF_EVENT_IOC_RESET)
 		for (i = 0; i < MAX_SLOTS; i++)
@@ -1024,13 +1032,12 @@ static void op_period(struct rng *r)
 	uint64_t p = rand_period(r);
 
 	if (slots[s].fd < 0) {
-		logf_("op %llu period s%d: free", (unsigned long long)cur_op, s);
+		oplog("period s%d: free", s);
 		return;
 	}
 	if (slots[s].clock && p && p < 100000)
 		p += 100000;		/* as at the open */
-	logf_("op %llu ioctl s%d period=%llu", (unsigned long long)cur_op, s,
-	      (unsigned long long)p);
+	oplog("ioctl s%d period=%llu", s, (unsigned long long)p);
 	result(SC_PERIOD, ioctl(slots[s].fd, PERF_EVENT_IOC_PERIOD, &p));
 }
 
@@ -1049,29 +1056,26 @@ static void op_misc_ioctl(struct rng *r)
 
 	rand_attr(r, &a, &k);
 	if (fd < 0) {
-		logf_("op %llu misc-ioctl s%d: free", (unsigned long long)cur_op, s);
+		oplog("misc-ioctl s%d: free", s);
 		return;
 	}
 	switch (what) {
 	case 0:
 		o = chance(r, 20) ? -1 : o;
-		logf_("op %llu ioctl s%d set_output s%d(%d)",
-		      (unsigned long long)cur_op, s, o, fd_of(o));
+		oplog("ioctl s%d set_output s%d(%d)", s, o, fd_of(o));
 		result(SC_SET_OUTPUT, ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, fd_of(o)));
 		break;
 	case 1:
-		logf_("op %llu ioctl s%d set_filter \"%s\"",
-		      (unsigned long long)cur_op, s, filters[f]);
+		oplog("ioctl s%d set_filter \"%s\"", s, filters[f]);
 		result(SC_SET_FILTER, ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filters[f]));
 		break;
 	case 2:
-		logf_("op %llu ioctl s%d id", (unsigned long long)cur_op, s);
+		oplog("ioctl s%d id", s);
 		result(SC_ID, ioctl(fd, PERF_EVENT_IOC_ID, &id));
 		break;
 	default:
-		logf_("op %llu ioctl s%d modify_attributes type=%u config=0x%llx",
-		      (unsigned long long)cur_op, s, a.type,
-		      (unsigned long long)a.config);
+		oplog("ioctl s%d modify_attributes type=%u config=0x%llx", s,
+		      a.type, (unsigned long long)a.config);
 		result(SC_MODIFY, ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a));
 		break;
 	}
@@ -1091,13 +1095,13 @@ static void op_mmap(struct rng *r)
 	if (chance(r, 3))
 		off = PAGE * (1 + below(r, 4));
 	if (slots[s].fd < 0) {
-		logf_("op %llu mmap s%d: free", (unsigned long long)cur_op, s);
+		oplog("mmap s%d: free", s);
 		return;
 	}
 	if (slots[s].map)
 		slot_unmap(s, 1);
-	logf_("op %llu mmap s%d pages=%zu %s off=%lld", (unsigned long long)cur_op,
-	      s, pages, mode_str(rw), (long long)off);
+	oplog("mmap s%d pages=%zu %s off=%lld", s, pages, mode_str(rw),
+	      (long long)off);
 	p = mmap(NULL, pages * PAGE, PROT_READ | (rw ? PROT_WRITE : 0),
 		 MAP_SHARED, slots[s].fd, off);
 	if (p == MAP_FAILED) {
@@ -1132,7 +1136,7 @@ static void op_ring(struct rng *r)
 	unsigned long n = 0;
 
 	if (!pg) {
-		logf_("op %llu ring s%d: not mapped", (unsigned long long)cur_op, s);
+		oplog("ring s%d: not mapped", s);
 		return;
 	}
 	do {
@@ -1145,9 +1149,8 @@ static void op_ring(struct rng *r)
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__atomic_load_n(&pg->lock, __ATOMIC_RELAXED) != seq && ++tries < 100);
-	logf_("op %llu ring s%d index=%u offset=%lld pmc=0x%llx",
-	      (unsigned long long)cur_op, s, idx, (long long)off,
-	      (unsigned long long)pmc);
+	oplog("ring s%d index=%u offset=%lld pmc=0x%llx", s, idx,
+	      (long long)off, (unsigned long long)pmc);
 	if (slots[s].map_len <= PAGE)
 		return;
 	size = slots[s].map_len - PAGE;
@@ -1162,8 +1165,8 @@ static void op_ring(struct rng *r)
 	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	if (!slots[s].map_rw) {
 		/* overwrite mode: nothing stays put; touch the newest byte */
-		logf_("op %llu   head=%llu byte=%u", (unsigned long long)cur_op,
-		      (unsigned long long)head, data[(head - 1) % size]);
+		oplog("  head=%llu byte=%u", (unsigned long long)head,
+		      data[(head - 1) % size]);
 		return;
 	}
 	tail = pg->data_tail;
@@ -1190,8 +1193,7 @@ static void op_ring(struct rng *r)
 	}
 	ring_records += n;
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
-	logf_("op %llu   %lu records, head=%llu", (unsigned long long)cur_op, n,
-	      (unsigned long long)head);
+	oplog("  %lu records, head=%llu", n, (unsigned long long)head);
 }
 
 static void op_fcntl(struct rng *r)
@@ -1201,11 +1203,10 @@ static void op_fcntl(struct rng *r)
 	long ret;
 
 	if (fd < 0) {
-		logf_("op %llu fcntl s%d: free", (unsigned long long)cur_op, s);
+		oplog("fcntl s%d: free", s);
 		return;
 	}
-	logf_("op %llu fcntl s%d %s", (unsigned long long)cur_op, s,
-	      on ? "owner+async" : "sync");
+	oplog("fcntl s%d %s", s, on ? "owner+async" : "sync");
 	ret = fcntl(fd, F_SETOWN, getpid());
 	if (!ret)
 		ret = fcntl(fd, F_SETFL, on ? O_ASYNC : 0);
@@ -1247,8 +1248,8 @@ static void op_work(struct rng *r)
 	unsigned int pages = below(r, 4) ? 0 : 1 + below(r, 64);
 	int yield = chance(r, 20);
 
-	logf_("op %llu work iters=%llu pages=%u%s", (unsigned long long)cur_op,
-	      (unsigned long long)iters, pages, yield ? " yield" : "");
+	oplog("work iters=%llu pages=%u%s", (unsigned long long)iters, pages,
+	      yield ? " yield" : "");
 	work(iters, pages);
 	if (yield)
 		sched_yield();
@@ -1311,8 +1312,8 @@ static void reap(int i, int block)
 
 	if (!children[i].pid)
 		return;
-	logf_("op %llu waitpid c%d pid=%d%s", (unsigned long long)cur_op, i,
-	      (int)children[i].pid, block ? "" : " nohang");
+	oplog("waitpid c%d pid=%d%s", i, (int)children[i].pid,
+	      block ? "" : " nohang");
 	do
 		got = waitpid(children[i].pid, &status, block ? 0 : WNOHANG);
 	while (got < 0 && errno == EINTR);
@@ -1321,8 +1322,7 @@ static void reap(int i, int block)
 		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 			if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
 				child_exits_bad++;
-			logf_("op %llu   child of op %llu: status 0x%x",
-			      (unsigned long long)cur_op,
+			oplog("  child of op %llu: status 0x%x",
 			      (unsigned long long)children[i].op, status);
 			if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
 				anomaly("child of op %llu died of signal %d",
@@ -1344,7 +1344,7 @@ static void op_fork(struct rng *r)
 	pid_t pid;
 
 	reap(i, 1);
-	logf_("op %llu fork c%d", (unsigned long long)cur_op, i);
+	oplog("fork c%d", i);
 	pid = fork();
 	if (pid == 0)
 		child_main(cur_op);
@@ -1360,12 +1360,11 @@ static void op_reap(struct rng *r)
 	int i = below(r, MAX_CHILDREN), kill_it = chance(r, 15);
 
 	if (!children[i].pid) {
-		logf_("op %llu reap c%d: none", (unsigned long long)cur_op, i);
+		oplog("reap c%d: none", i);
 		return;
 	}
 	if (kill_it) {
-		logf_("op %llu kill c%d pid=%d", (unsigned long long)cur_op, i,
-		      (int)children[i].pid);
+		oplog("kill c%d pid=%d", i, (int)children[i].pid);
 		result(SC_KILL, kill(children[i].pid, SIGKILL));
 	}
 	reap(i, kill_it);
@@ -1381,7 +1380,7 @@ static void op_affinity(struct rng *r)
 		CPU_SET(0, &set);
 	if (m & 2)
 		CPU_SET(1, &set);
-	logf_("op %llu affinity mask=%u", (unsigned long long)cur_op, m);
+	oplog("affinity mask=%u", m);
 	result(SC_AFFINITY, sched_setaffinity(0, sizeof(set), &set));
 }
 
@@ -1390,11 +1389,10 @@ static void op_hotplug(struct rng *r)
 	int on = chance(r, 50);
 
 	if (!allow_hotplug) {
-		logf_("op %llu cpu1 online=%d skipped: no -c",
-		      (unsigned long long)cur_op, on);
+		oplog("cpu1 online=%d skipped: no -c", on);
 		return;
 	}
-	logf_("op %llu cpu1 online=%d", (unsigned long long)cur_op, on);
+	oplog("cpu1 online=%d", on);
 	result(SC_HOTPLUG, cpu1_set(on));
 }
 
@@ -1402,8 +1400,7 @@ static void op_prctl(struct rng *r)
 {
 	int en = chance(r, 60);
 
-	logf_("op %llu prctl task_perf_events_%s", (unsigned long long)cur_op,
-	      en ? "enable" : "disable");
+	oplog("prctl task_perf_events_%s", en ? "enable" : "disable");
 	result(SC_PRCTL, prctl(en ? PR_TASK_PERF_EVENTS_ENABLE :
 			       PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0));
 }
@@ -1414,11 +1411,10 @@ static void op_spflt(struct rng *r)
 	unsigned int pref = below(r, 2);
 
 	if (!have_spflt) {
-		logf_("op %llu spflt %u skipped: no knc PMU",
-		      (unsigned long long)cur_op, pref);
+		oplog("spflt %u skipped: no knc PMU", pref);
 		return;
 	}
-	logf_("op %llu spflt %u", (unsigned long long)cur_op, pref);
+	oplog("spflt %u", pref);
 	knc_spflt(pref);
 }
 
@@ -1448,12 +1444,11 @@ static void op_knob(struct rng *r)
 	const char *path = which ? KNOB_SAMPLES : KNOB_RDPMC;
 
 	if ((which ? knob_samples : knob_rdpmc) < 0) {
-		logf_("op %llu knob %s=%ld skipped: none", (unsigned long long)cur_op,
+		oplog("knob %s=%ld skipped: none",
 		      which ? "max_samples_per_tick" : "rdpmc", v);
 		return;
 	}
-	logf_("op %llu knob %s=%ld", (unsigned long long)cur_op,
-	      which ? "max_samples_per_tick" : "rdpmc", v);
+	oplog("knob %s=%ld", which ? "max_samples_per_tick" : "rdpmc", v);
 	result(SC_KNOB, write_int_file(path, v));
 }
 
@@ -1498,8 +1493,7 @@ static void run_op(uint64_t op)
 	ops[i].fn(&r);
 	t = now_ns() - t;
 	if (t > 1000000000ULL)
-		logf_("op %llu took %llu ms", (unsigned long long)op,
-		      (unsigned long long)(t / 1000000));
+		oplog("took %llu ms", (unsigned long long)(t / 1000000));
 }
 
 /* The second process of -H: cpu1 off and on at random times. */
@@ -1752,7 +1746,7 @@ int main(int argc, char **argv)
 	}
 
 	cur_op = op;
-	logf_("op %llu end: closing everything", (unsigned long long)op);
+	oplog("end: closing everything");
 	for (i = 0; i < MAX_CHILDREN; i++)
 		if (children[i].pid) {
 			kill(children[i].pid, SIGKILL);

@@ -38,8 +38,10 @@
  * nothing is scaled for multiplexing.
  *
  * Only system calls are used (open, read, close, mmap, munmap,
- * perf_event_open), so this works from a static binary and needs no
- * libperf.  Functions that can fail return 0 or a negative errno.
+ * perf_event_open, sigaction), snprintf for a sysfs path and sigsetjmp
+ * to catch a faulting RDPMC, so this works from a static binary and
+ * needs no libperf.  Functions that can fail return 0 or a negative
+ * errno.
  */
 #ifndef KNC_SELFMON_H
 #define KNC_SELFMON_H
@@ -47,7 +49,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -152,14 +157,73 @@ static inline uint64_t knc_rdpmc(unsigned int ecx)
 	return (uint64_t)hi << 32 | lo;
 }
 
-/* The knc PMU's perf type from sysfs; -errno (-ENOENT: not loaded). */
-static inline int knc_pmu_type(void)
+/*
+ * Catching that fault: the #GP arrives as SIGSEGV (the kernel's
+ * exc_general_protection() in arch/x86/kernel/traps.c), the #UD of a CPU
+ * without RDPMC as SIGILL.  knc_on_fault() jumps back to the sigsetjmp()
+ * on knc_fault_jmp() with the signal.  The buffer is static, so one
+ * thread at a time may catch faults with it.
+ */
+static inline sigjmp_buf *knc_fault_jmp(void)
 {
-	char buf[16];
+	static sigjmp_buf jmp;
+
+	return &jmp;
+}
+
+static inline void knc_on_fault(int sig)
+{
+	siglongjmp(*knc_fault_jmp(), sig);
+}
+
+/* SIGSEGV and SIGILL to knc_on_fault(), the actions before in @old */
+static inline void knc_catch_faults(struct sigaction old[2])
+{
+	struct sigaction sa = { .sa_handler = knc_on_fault };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old[0]);
+	sigaction(SIGILL, &sa, &old[1]);
+}
+
+static inline void knc_restore_faults(const struct sigaction old[2])
+{
+	sigaction(SIGSEGV, &old[0], NULL);
+	sigaction(SIGILL, &old[1], NULL);
+}
+
+/* RDPMC @ecx; 0 if it ran (value in @v), else the signal it raised */
+static inline int knc_try_rdpmc(unsigned int ecx, uint64_t *v)
+{
+	struct sigaction old[2];
+	int sig;
+
+	knc_catch_faults(old);
+	sig = sigsetjmp(*knc_fault_jmp(), 1);
+	if (!sig)
+		*v = knc_rdpmc(ecx);
+	knc_restore_faults(old);
+	return sig;
+}
+
+static inline const char *knc_sig_name(int sig)
+{
+	return sig == SIGSEGV ? "SIGSEGV" : sig == SIGILL ? "SIGILL" : "?";
+}
+
+/*
+ * The perf type of the PMU whose sysfs directory is @pmu ("knc", or "cpu"
+ * for x86's core PMU); -errno (-ENOENT: no such PMU).
+ */
+static inline int knc_sysfs_type(const char *pmu)
+{
+	char path[128], buf[16];
 	ssize_t n, i;
 	int fd, type = 0;
 
-	fd = open(KNC_SYSFS "/type", O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type",
+		 pmu);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, sizeof(buf));
@@ -169,6 +233,12 @@ static inline int knc_pmu_type(void)
 	for (i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
 		type = type * 10 + (buf[i] - '0');
 	return i ? type : -EIO;
+}
+
+/* The knc PMU's perf type; -errno (-ENOENT: knc-perf.ko not loaded). */
+static inline int knc_pmu_type(void)
+{
+	return knc_sysfs_type("knc");
 }
 
 /* A user-mode counting event on the knc PMU: the defaults of this API. */

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "kselftest.h"
+#include "../include/knc_check.h"
 
 /* EvtSel bits the driver owns (knc_pmu.h): libpfm4 must leave them clear */
 #define KNC_MPX_LOOPS	50000000UL
@@ -61,37 +62,6 @@
 #define EVTSEL_OS	CFG_BIT(17)
 #define EVTSEL_INT	CFG_BIT(20)
 #define EVTSEL_EN	CFG_BIT(22)
-
-/* a check's verdict: its detail as a diagnostic, then ok or not ok */
-static void res(const char *mode, const char *check, int ok, const char *detail)
-{
-	if (detail[0])
-		ksft_print_msg("%s\n", detail);
-	ksft_test_result(ok, "%s-%s\n", mode, check);
-}
-
-/* a check of a PAPI mode: 1 if it passed, its detail in @d */
-struct check {
-	const char *name;
-	int (*fn)(char *d, size_t n);
-};
-
-/* each check of @c in order, or each failed with @why when a set-up failed */
-static void run_checks(const char *mode, const struct check *c, unsigned int n,
-		       const char *why)
-{
-	unsigned int i;
-	char d[400];
-
-	for (i = 0; i < n; i++) {
-		if (why) {
-			res(mode, c[i].name, 0, why);
-			continue;
-		}
-		d[0] = 0;
-		res(mode, c[i].name, c[i].fn(d, sizeof(d)), d);
-	}
-}
 
 /*
  * One PAPI_start, n (>= 1) times (dec, jnz), PAPI_stop of @es into v[2]:
@@ -196,7 +166,7 @@ static int check_br_diff(char *d, size_t n)
 }
 
 /* the checks of every PAPI mode, in the order they run */
-static const struct check papi_checks[] = {
+static const struct knc_check papi_checks[] = {
 	{ "add", check_add },
 	{ "start-stop", check_start_stop },
 	{ "repeat", check_repeat },
@@ -296,7 +266,7 @@ static int check_multiplex(char *d, size_t len)
 }
 
 /* preset's checks after papi_checks[], on event sets of their own */
-static const struct check papi_group_checks[] = {
+static const struct knc_check papi_group_checks[] = {
 	{ "third-refused", check_third_refused },
 	{ "multiplex-3-events", check_multiplex },
 };
@@ -304,7 +274,7 @@ static const struct check papi_group_checks[] = {
 static int papi_mode(const char *mode, unsigned long n1, unsigned long n2)
 {
 	int preset = !strcmp(mode, "preset"), ret, inited = 0;
-	char why[160] = "";
+	char why[160] = "", d[400];
 
 	ksft_print_header();
 	ksft_set_plan(ARRAY_SIZE(papi_checks) + (preset ? ARRAY_SIZE(papi_group_checks) : 0));
@@ -329,14 +299,15 @@ static int papi_mode(const char *mode, unsigned long n1, unsigned long n2)
 			snprintf(why, sizeof(why), "not run: domain/eventset: %s",
 				 PAPI_strerror(ret));
 	}
-	run_checks(mode, papi_checks, ARRAY_SIZE(papi_checks), why[0] ? why : NULL);
+	knc_checks_run(mode, papi_checks, ARRAY_SIZE(papi_checks), why[0] ? why : NULL,
+		       d, sizeof(d));
 	if (papi.es != PAPI_NULL) {
 		PAPI_cleanup_eventset(papi.es);
 		PAPI_destroy_eventset(&papi.es);
 	}
 	if (preset)
-		run_checks(mode, papi_group_checks, ARRAY_SIZE(papi_group_checks),
-			   why[0] ? why : NULL);
+		knc_checks_run(mode, papi_group_checks, ARRAY_SIZE(papi_group_checks),
+			       why[0] ? why : NULL, d, sizeof(d));
 	if (inited)
 		PAPI_shutdown();
 	ksft_finished();
@@ -497,7 +468,7 @@ static int pfm_exact(char *d, size_t n)
 }
 
 /* each event's checks, in the order they run: pfm-<tag>-<check> */
-static const struct check pfm_checks[] = {
+static const struct knc_check pfm_checks[] = {
 	{ "encoding", pfm_encoding },
 	{ "exact", pfm_exact },
 };
@@ -520,12 +491,8 @@ static int pfm_mode(unsigned long loops, const char *prog)
 		pfm.encoded = 0;
 		for (j = 0; j < ARRAY_SIZE(pfm_checks); j++) {
 			snprintf(name, sizeof(name), "%s-%s", pfm.e->tag, pfm_checks[j].name);
-			if (why[0]) {
-				res("pfm", name, 0, why);
-				continue;
-			}
-			d[0] = 0;
-			res("pfm", name, pfm_checks[j].fn(d, sizeof(d)), d);
+			knc_check_run("pfm", name, pfm_checks[j].fn, why[0] ? why : NULL,
+				      d, sizeof(d));
 		}
 	}
 	ksft_finished();

@@ -57,6 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../include/knc_selfmon.h"
+
 #define EV_INSNS	0x16
 #define EV_BRANCHES	0x12
 #define EV_CYCLES	0x2a
@@ -96,22 +98,6 @@ static void bad(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
-}
-
-static int read_type(const char *pmu)
-{
-	char path[128];
-	FILE *f;
-	int t = -1;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &t) != 1)
-		t = -1;
-	fclose(f);
-	return t;
 }
 
 /* Join the holders of @pmu; an overlap if the other one has any. */
@@ -341,8 +327,8 @@ int main(int argc, char **argv)
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (getenv("CHURN_PMU"))
 		only = !strcmp(getenv("CHURN_PMU"), "knc") ? PMU_KNC : PMU_CPU;
-	types[PMU_CPU] = read_type("cpu");
-	types[PMU_KNC] = read_type("knc");
+	types[PMU_CPU] = knc_sysfs_type("cpu");
+	types[PMU_KNC] = knc_pmu_type();
 	if (types[PMU_CPU] < 0 || types[PMU_KNC] < 0 || ncpus < 1) {
 		fprintf(stderr, "churn: need the cpu and knc PMUs in sysfs\n");
 		return 2;

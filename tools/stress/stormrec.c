@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../include/knc_selfmon.h"
+
 #define MAX_EVENTS	16
 #define DATA_PAGES	512
 #define PAGE		4096
@@ -76,19 +78,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int knc_type(void)
-{
-	FILE *f = fopen("/sys/bus/event_source/devices/knc/type", "r");
-	int t = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &t) != 1)
-		t = -1;
-	fclose(f);
-	return t;
 }
 
 static void end_burst(struct ev *e)
@@ -298,7 +287,7 @@ int main(int argc, char **argv)
 	if (!ncpus)
 		for (i = 0; i < sysconf(_SC_NPROCESSORS_ONLN) && i < MAX_EVENTS; i++)
 			cpus[ncpus++] = i;
-	type = knc_type();
+	type = knc_pmu_type();
 	if (type < 0) {
 		fprintf(stderr, "stormrec: no knc PMU in sysfs\n");
 		return 1;

@@ -5,7 +5,7 @@
 # of knc events opened and closed while they count, and of the tasks they
 # count ending in every order, with the SPFLT preference knc keeps per
 # task (tools/e2e/lifetime.c: churn, exit, exec, fork with inherit,
-# threads on one CPU that exit in turn, the review's triggers A and B) and
+# threads on one CPU that exit in turn, triggers A and B) and
 # RDPMC mmap pages unmapped and closed in every order (the knob at 1 for
 # those); exact counts where the model makes them exact.  After each round
 # knc-perf.ko is unloaded and loaded again, which frees what knc kept for
@@ -103,8 +103,8 @@ lt_round()
 	lt_prog exec $LT_P exec
 	lt_prog fork $LT_P fork
 
-	# trigger A, as the review wrote it: the whole threaded program
-	# under one inherited spflt event; its first line is the count
+	# trigger A: the whole threaded program under one inherited spflt
+	# event; its first line is the count
 	lt_rc=$(lt_stat knc/instructions_executed,spflt=1/u $LT_P threads $LT_T $LT_L)
 	lt_g=$(lt_line 1 /tmp/lt-stat.counts)
 	lt_want=$(lt_line 1 /tmp/lt.out)
@@ -212,7 +212,7 @@ check_lifetime_fork_inherit()
 	lt_expect fork
 }
 
-# the review's trigger A: perf stat of the threaded program, exact
+# trigger A: perf stat of the threaded program, exact
 check_lifetime_threads_stat()
 {
 	lt_expect threads-stat
@@ -229,7 +229,7 @@ check_lifetime_threads_self()
 	lt_expect threads-self
 }
 
-# the review's trigger B
+# trigger B: a closed gated event's preference, a plain event's del()
 check_lifetime_trigger_b()
 {
 	lt_expect trigger-b

@@ -45,10 +45,7 @@ bool spflt(u64 v)
  */
 void run_spflt_region(u64 n)
 {
-	asm volatile("mov $0x2f, %%ecx\n\t"
-		     "mov $3, %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n\t"
+	asm volatile(GLOBAL_SET("$3")
 		     ".rept 5\n\tnop\n\t.endr\n\t"
 		     "mov $1, %%esi\n\t"
 		     SPFLT_ESI
@@ -58,9 +55,7 @@ void run_spflt_region(u64 n)
 		     "xor %%esi, %%esi\n\t"
 		     SPFLT_ESI
 		     ".rept 5\n\tnop\n\t.endr\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
+		     GLOBAL_OFF
 		     : : [n] "r" (n)
 		     : "rax", "rcx", "rdx", "rsi", "r8", "memory", "cc");
 }

@@ -50,7 +50,7 @@
 #include <asm/tlbflush.h>
 #include <asm/fpu/api.h>
 
-/* SPFLT, which objtool cannot decode, is in an object of its own */
+/* SPFLT's object (objtool cannot decode SPFLT), and GLOBAL_SET/ON/OFF */
 #include "knc_model_spflt.h"
 
 #define PERFCNT0	0x20
@@ -189,16 +189,11 @@ static void pmu_reset(void)
  */
 static noinline void run_loop(u64 global, u64 n)
 {
-	asm volatile("mov $0x2f, %%ecx\n\t"
-		     "mov %k[g], %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n\t"
+	asm volatile(GLOBAL_ON
 		     "mov %[n], %%r8\n"
 		     "1:\tdec %%r8\n\t"
 		     "jnz 1b\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
+		     GLOBAL_OFF
 		     : : [g] "r" (global), [n] "r" (n)
 		     : "rax", "rcx", "rdx", "r8", "memory", "cc");
 }
@@ -221,10 +216,7 @@ static noinline void run_loop(u64 global, u64 n)
 static noinline void run_slow_loop(u64 global, u64 n)
 {
 	asm volatile("mov $3, %%r11\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "mov %k[g], %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n\t"
+		     GLOBAL_ON
 		     "mov %[n], %%r8\n"
 		     "1:\timul %%r9, %%r9\n\t"
 		     "mov $7, %%eax\n\t"
@@ -233,9 +225,7 @@ static noinline void run_slow_loop(u64 global, u64 n)
 		     "dec %%r8\n\t"
 		     "jnz 1b\n\t"
 		     "xor %%edx, %%edx\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
+		     GLOBAL_OFF
 		     : : [g] "r" (global), [n] "r" (n)
 		     : "rax", "rcx", "rdx", "r8", "r9", "r11", "memory", "cc");
 }
@@ -244,51 +234,35 @@ static noinline void run_slow_loop(u64 global, u64 n)
 #define SLOW_CYCLES(n)	(9 * (n) + 4)
 
 /*
- * run_loop with a load and a store in the loop: 4n + 4 instructions
- * (mov, n * (mov load, mov store, dec, jnz), mov, xor, wrmsr), n data
- * reads, n data writes, n branches.
+ * MEM_LOOP(name, body): run_loop with @body, which accesses memory
+ * through %[p], before the dec of each iteration.
  */
-static noinline void run_data_loop(u64 global, u64 n, u64 *p)
-{
-	asm volatile("mov $0x2f, %%ecx\n\t"
-		     "mov %k[g], %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n\t"
-		     "mov %[n], %%r8\n"
-		     "1:\tmov (%[p]), %%rax\n\t"
-		     "mov %%rax, 8(%[p])\n\t"
-		     "dec %%r8\n\t"
-		     "jnz 1b\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
-		     : : [g] "r" (global), [n] "r" (n), [p] "r" (p)
-		     : "rax", "rcx", "rdx", "r8", "memory", "cc");
+#define MEM_LOOP(name, body)						\
+static noinline void name(u64 global, u64 n, u64 *p)			\
+{									\
+	asm volatile(GLOBAL_ON						\
+		     "mov %[n], %%r8\n"					\
+		     "1:\t" body "\n\t"					\
+		     "dec %%r8\n\t"					\
+		     "jnz 1b\n\t"					\
+		     GLOBAL_OFF						\
+		     : : [g] "r" (global), [n] "r" (n), [p] "r" (p)	\
+		     : "rax", "rcx", "rdx", "r8", "memory", "cc");	\
 }
+
+/*
+ * A load and a store in the loop: 4n + 4 instructions (mov, n * (mov
+ * load, mov store, dec, jnz), mov, xor, wrmsr), n data reads, n data
+ * writes, n branches.
+ */
+MEM_LOOP(run_data_loop, "mov (%[p]), %%rax\n\tmov %%rax, 8(%[p])")
 
 /*
  * A read-modify-write, a PUSH and a POP per iteration: n * (add to
  * memory, push, pop, dec, jnz): 2n data reads (add, pop), 2n data
  * writes (add, push).
  */
-static noinline void run_rmw_loop(u64 global, u64 n, u64 *p)
-{
-	asm volatile("mov $0x2f, %%ecx\n\t"
-		     "mov %k[g], %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n\t"
-		     "mov %[n], %%r8\n"
-		     "1:\taddq $1, (%[p])\n\t"
-		     "push %%rax\n\t"
-		     "pop %%rax\n\t"
-		     "dec %%r8\n\t"
-		     "jnz 1b\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
-		     : : [g] "r" (global), [n] "r" (n), [p] "r" (p)
-		     : "rax", "rcx", "rdx", "r8", "memory", "cc");
-}
+MEM_LOOP(run_rmw_loop, "addq $1, (%[p])\n\tpush %%rax\n\tpop %%rax")
 
 /* ---- NMI handler for the PMI tests ---- */
 static atomic_t pmi_armed;
@@ -313,6 +287,28 @@ static int knc_model_nmi(unsigned int cmd, struct pt_regs *regs)
 }
 
 /*
+ * Counter 0 @k short of its wrap, counting @sel with INT, the handler's
+ * record cleared and the LVTPC entry an unmasked NMI: the next overflow
+ * is a PMI once GLOBAL_CTRL enables counter 0.
+ */
+static void pmi_setup(u64 k, u64 sel)
+{
+	atomic_set(&pmi_count, 0);
+	pmi_ip = 0;
+	pmi_cx = ~0UL;
+	apic->write(APIC_LVTPC, APIC_DM_NMI);
+	wr(PERFCNT0, BIT_ULL(40) - k);
+	wr(EVTSEL0, sel | SEL_INT | SEL_EN);
+}
+
+/* counting enabled, from label 1 on @code, its address in %[s] */
+#define FROM_START(code)	"lea 1f(%%rip), %[s]\n\t"		\
+				GLOBAL_SET("$1")			\
+				"1:\n\t"				\
+				code					\
+				GLOBAL_OFF
+
+/*
  * Enable counting, then 64 one-byte nops; returns the first nop's address.
  * A counter K short of overflow wraps on nop K, so its PMI must interrupt
  * the instruction at start + K.
@@ -321,16 +317,7 @@ static noinline unsigned long run_nops(void)
 {
 	unsigned long start;
 
-	asm volatile("lea 1f(%%rip), %[s]\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "mov $1, %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n"
-		     "1:\n\t"
-		     ".rept 64\n\tnop\n\t.endr\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
+	asm volatile(FROM_START(".rept 64\n\tnop\n\t.endr\n\t")
 		     : [s] "=&r" (start) : : "rax", "rcx", "rdx", "memory", "cc");
 	return start;
 }
@@ -345,16 +332,7 @@ static noinline unsigned long run_jmps(void)
 {
 	unsigned long start;
 
-	asm volatile("lea 1f(%%rip), %[s]\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "mov $1, %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n"
-		     "1:\n\t"
-		     ".rept 32\n\tnop\n\t.byte 0xeb, 0x00\n\t.endr\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
+	asm volatile(FROM_START(".rept 32\n\tnop\n\t.byte 0xeb, 0x00\n\t.endr\n\t")
 		     : [s] "=&r" (start) : : "rax", "rcx", "rdx", "memory", "cc");
 	return start;
 }
@@ -374,15 +352,10 @@ static u8 rep_src[REP_MAX], rep_dst[REP_MAX];
 #define DEFINE_RUN_REP(name, insn)					\
 static noinline void run_rep_##name(u64 global, u64 n, void *d, void *s) \
 {									\
-	asm volatile("mov $0x2f, %%ecx\n\t"				\
-		     "mov %k[g], %%eax\n\t"				\
-		     "xor %%edx, %%edx\n\t"				\
-		     "wrmsr\n\t"					\
+	asm volatile(GLOBAL_ON						\
 		     "mov %[n], %%rcx\n\t"				\
 		     insn "\n\t"					\
-		     "mov $0x2f, %%ecx\n\t"				\
-		     "xor %%eax, %%eax\n\t"				\
-		     "wrmsr\n\t"					\
+		     GLOBAL_OFF						\
 		     : "+D" (d), "+S" (s) : [g] "r" (global), [n] "r" (n) \
 		     : "rax", "rcx", "rdx", "memory", "cc");		\
 }
@@ -405,18 +378,13 @@ static noinline unsigned long run_rep_pmi(u64 n, unsigned long *after)
 
 	asm volatile("lea 1f(%%rip), %[r]\n\t"
 		     "lea 2f(%%rip), %[a]\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "mov $1, %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n\t"
+		     GLOBAL_SET("$1")
 		     "nop\n\t"
 		     "mov %[n], %%rcx\n"
 		     "1:\trep movsb\n"
 		     "2:\n\t"
 		     ".rept 8\n\tnop\n\t.endr\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
+		     GLOBAL_OFF
 		     : [r] "=&r" (rep), [a] "=&r" (a), "+D" (d), "+S" (s)
 		     : [n] "r" (n) : "rax", "rcx", "rdx", "memory", "cc");
 	*after = a;
@@ -788,11 +756,7 @@ static void test_pmi(void)
 
 	/* PMI lands right after the overflowing instruction */
 	for (i = 0; i < ARRAY_SIZE(ks); i++) {
-		atomic_set(&pmi_count, 0);
-		pmi_ip = 0;
-		apic->write(APIC_LVTPC, APIC_DM_NMI);
-		wr(PERFCNT0, BIT_ULL(40) - ks[i]);
-		wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_INT | SEL_EN);
+		pmi_setup(ks[i], EV_INSTR | SEL_OS);
 		p0 = rd(DBG_PMIS);
 		atomic_set(&pmi_armed, 1);
 		start = run_nops();
@@ -813,11 +777,7 @@ static void test_pmi(void)
 	/* a BRANCHES overflow: the PMI lands right after the K-th branch */
 	ok = true;
 	for (i = 0; i < ARRAY_SIZE(ks); i++) {
-		atomic_set(&pmi_count, 0);
-		pmi_ip = 0;
-		apic->write(APIC_LVTPC, APIC_DM_NMI);
-		wr(PERFCNT0, BIT_ULL(40) - ks[i] % 32);
-		wr(EVTSEL0, EV_BRANCHES | SEL_OS | SEL_INT | SEL_EN);
+		pmi_setup(ks[i] % 32, EV_BRANCHES | SEL_OS);
 		atomic_set(&pmi_armed, 1);
 		start = run_jmps();
 		atomic_set(&pmi_armed, 0);
@@ -853,11 +813,7 @@ static void test_pmi(void)
 			if (cyc >= cks[i])
 				want = 3 * j + 3;
 		}
-		atomic_set(&pmi_count, 0);
-		pmi_ip = 0;
-		apic->write(APIC_LVTPC, APIC_DM_NMI);
-		wr(PERFCNT0, BIT_ULL(40) - cks[i]);
-		wr(EVTSEL0, EV_CYCLES | SEL_OS | SEL_INT | SEL_EN);
+		pmi_setup(cks[i], EV_CYCLES | SEL_OS);
 		atomic_set(&pmi_armed, 1);
 		start = run_jmps();
 		atomic_set(&pmi_armed, 0);
@@ -872,10 +828,7 @@ static void test_pmi(void)
 	result("pmi-cycles-precise", ok, NULL);
 
 	/* edge rule 1: line still high (status not cleared) -> no new PMI */
-	atomic_set(&pmi_count, 0);
-	apic->write(APIC_LVTPC, APIC_DM_NMI);
-	wr(PERFCNT0, BIT_ULL(40) - 5);
-	wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_INT | SEL_EN);
+	pmi_setup(5, EV_INSTR | SEL_OS);
 	atomic_set(&pmi_armed, 1);
 	run_nops();			/* PMI 1, LVTPC masked, status=1 */
 	apic->write(APIC_LVTPC, APIC_DM_NMI);	/* unmask, status still 1 */
@@ -996,12 +949,7 @@ static void test_rep_pmi(void)
 	int i, cnt;
 
 	for (i = 0; i < ARRAY_SIZE(ks); i++) {
-		atomic_set(&pmi_count, 0);
-		pmi_ip = 0;
-		pmi_cx = ~0UL;
-		apic->write(APIC_LVTPC, APIC_DM_NMI);
-		wr(PERFCNT0, BIT_ULL(40) - ks[i]);
-		wr(EVTSEL0, EV_INSTR | SEL_OS | SEL_INT | SEL_EN);
+		pmi_setup(ks[i], EV_INSTR | SEL_OS);
 		atomic_set(&pmi_armed, 1);
 		rep = run_rep_pmi(n, &after);
 		atomic_set(&pmi_armed, 0);
@@ -1033,10 +981,7 @@ static void test_rep_pmi(void)
  */
 static noinline void run_bp_loop(u64 global, u64 n, const u8 *p)
 {
-	asm volatile("mov $0x2f, %%ecx\n\t"
-		     "mov %k[g], %%eax\n\t"
-		     "xor %%edx, %%edx\n\t"
-		     "wrmsr\n\t"
+	asm volatile(GLOBAL_ON
 		     "mov %[n], %%r8\n\t"
 		     "mov %[p], %%r9\n"
 		     "1:\ttestb $1, (%%r9)\n\t"
@@ -1045,9 +990,7 @@ static noinline void run_bp_loop(u64 global, u64 n, const u8 *p)
 		     "2:\tinc %%r9\n\t"
 		     "dec %%r8\n\t"
 		     "jnz 1b\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
+		     GLOBAL_OFF
 		     : : [g] "r" (global), [n] "r" (n), [p] "r" (p)
 		     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory", "cc");
 }
@@ -1164,10 +1107,7 @@ static void test_bp(void)
 #define DATA_LOOP(name, body)						\
 static noinline void name(u64 global, u64 n, void *p)			\
 {									\
-	asm volatile("mov $0x2f, %%ecx\n\t"				\
-		     "mov %k[g], %%eax\n\t"				\
-		     "xor %%edx, %%edx\n\t"				\
-		     "wrmsr\n\t"					\
+	asm volatile(GLOBAL_ON						\
 		     "mov %[n], %%r8\n"					\
 		     "1:\t" body "\n\t"					\
 		     "dec %%r8\n\t"					\
@@ -1272,51 +1212,32 @@ static u8 walk_buf[3 * L1_LINES * 64] __aligned(4096);
  * loop's only access), then GLOBAL_CTRL = 0: passes * lines reads or
  * writes.
  */
+/* run_walk()'s asm on its parameters: @access, its one load or store per line */
+#define WALK_ASM(access) ({						\
+	asm volatile(GLOBAL_ON						\
+		     "mov %[k], %%r9\n"					\
+		     "1:\tmov %[p], %%r10\n\t"				\
+		     "mov %[n], %%r8\n"					\
+		     "2:\t" access "\n\t"				\
+		     "add $64, %%r10\n\t"				\
+		     "dec %%r8\n\t"					\
+		     "jnz 2b\n\t"					\
+		     "dec %%r9\n\t"					\
+		     "jnz 1b\n\t"					\
+		     GLOBAL_OFF						\
+		     : : [g] "r" (global), [n] "r" (lines),		\
+		       [k] "r" (passes), [p] "r" (p)			\
+		     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory",	\
+		       "cc");						\
+})
+
 static noinline void run_walk(u64 global, u8 *p, u64 lines, u64 passes,
 			      bool store)
 {
 	if (store)
-		asm volatile("mov $0x2f, %%ecx\n\t"
-			     "mov %k[g], %%eax\n\t"
-			     "xor %%edx, %%edx\n\t"
-			     "wrmsr\n\t"
-			     "mov %[k], %%r9\n"
-			     "1:\tmov %[p], %%r10\n\t"
-			     "mov %[n], %%r8\n"
-			     "2:\tmov %%rax, (%%r10)\n\t"
-			     "add $64, %%r10\n\t"
-			     "dec %%r8\n\t"
-			     "jnz 2b\n\t"
-			     "dec %%r9\n\t"
-			     "jnz 1b\n\t"
-			     "mov $0x2f, %%ecx\n\t"
-			     "xor %%eax, %%eax\n\t"
-			     "wrmsr\n\t"
-			     : : [g] "r" (global), [n] "r" (lines),
-			       [k] "r" (passes), [p] "r" (p)
-			     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory",
-			       "cc");
+		WALK_ASM("mov %%rax, (%%r10)");
 	else
-		asm volatile("mov $0x2f, %%ecx\n\t"
-			     "mov %k[g], %%eax\n\t"
-			     "xor %%edx, %%edx\n\t"
-			     "wrmsr\n\t"
-			     "mov %[k], %%r9\n"
-			     "1:\tmov %[p], %%r10\n\t"
-			     "mov %[n], %%r8\n"
-			     "2:\tmov (%%r10), %%rax\n\t"
-			     "add $64, %%r10\n\t"
-			     "dec %%r8\n\t"
-			     "jnz 2b\n\t"
-			     "dec %%r9\n\t"
-			     "jnz 1b\n\t"
-			     "mov $0x2f, %%ecx\n\t"
-			     "xor %%eax, %%eax\n\t"
-			     "wrmsr\n\t"
-			     : : [g] "r" (global), [n] "r" (lines),
-			       [k] "r" (passes), [p] "r" (p)
-			     : "rax", "rcx", "rdx", "r8", "r9", "r10", "memory",
-			       "cc");
+		WALK_ASM("mov (%%r10), %%rax");
 }
 
 /*
@@ -1485,9 +1406,7 @@ static noinline void run_code_block(void)
 		     ".rept 64 * (%c[lines] - 1)\n\tnop\n\t.endr\n\t"
 		     "dec %%r8d\n\t"
 		     "jnz 1b\n\t"
-		     "mov $0x2f, %%ecx\n\t"
-		     "xor %%eax, %%eax\n\t"
-		     "wrmsr\n\t"
+		     GLOBAL_OFF
 		     : : [lines] "i" (CODE_LINES)
 		     : "rax", "rcx", "rdx", "r8", "memory", "cc");
 }
@@ -1838,6 +1757,17 @@ struct init_windows {
 	u64 v[3][4];	/* ctr0, ctr1 at the start; ctr0, ctr1 at the end */
 };
 
+/* RDPMC of counter 0, then 1, each's EAX and EDX to these offsets of %r10 */
+#define RDPMC_BOTH(lo0, hi0, lo1, hi1)					\
+	"xor %%ecx, %%ecx\n\t"						\
+	"rdpmc\n\t"							\
+	"mov %%eax, " lo0 "(%%r10)\n\t"					\
+	"mov %%edx, " hi0 "(%%r10)\n\t"					\
+	"mov $1, %%ecx\n\t"						\
+	"rdpmc\n\t"							\
+	"mov %%eax, " lo1 "(%%r10)\n\t"					\
+	"mov %%edx, " hi1 "(%%r10)\n\t"
+
 static noinline void run_init_windows(struct init_windows *w)
 {
 	asm volatile("xor %%r11d, %%r11d\n"
@@ -1845,24 +1775,10 @@ static noinline void run_init_windows(struct init_windows *w)
 		     "mov %%r11, %%r10\n\t"
 		     "shl $5, %%r10\n\t"
 		     "add %[v], %%r10\n\t"
-		     "xor %%ecx, %%ecx\n\t"
-		     "rdpmc\n\t"
-		     "mov %%eax, 0(%%r10)\n\t"
-		     "mov %%edx, 4(%%r10)\n\t"
-		     "mov $1, %%ecx\n\t"
-		     "rdpmc\n\t"
-		     "mov %%eax, 8(%%r10)\n\t"
-		     "mov %%edx, 12(%%r10)\n"
+		     RDPMC_BOTH("0", "4", "8", "12")
 		     "1:\tdec %%r8\n\t"
 		     "jnz 1b\n\t"
-		     "xor %%ecx, %%ecx\n\t"
-		     "rdpmc\n\t"
-		     "mov %%eax, 16(%%r10)\n\t"
-		     "mov %%edx, 20(%%r10)\n\t"
-		     "mov $1, %%ecx\n\t"
-		     "rdpmc\n\t"
-		     "mov %%eax, 24(%%r10)\n\t"
-		     "mov %%edx, 28(%%r10)\n\t"
+		     RDPMC_BOTH("16", "20", "24", "28")
 		     "inc %%r11\n\t"
 		     "cmp $3, %%r11\n\t"
 		     "jne 2b\n\t"
@@ -1983,12 +1899,8 @@ static void arm_syscall_pmi(const char *arg)
 		k = 10;
 	arm_saved_lvtpc = apic->read(APIC_LVTPC);
 	pmu_reset();
-	atomic_set(&pmi_count, 0);
-	pmi_ip = 0;
-	apic->write(APIC_LVTPC, APIC_DM_NMI);
+	pmi_setup(k, EV_INSTR | SEL_USR);
 	atomic_set(&pmi_armed, 1);
-	wr(PERFCNT0, BIT_ULL(40) - k);
-	wr(EVTSEL0, EV_INSTR | SEL_USR | SEL_INT | SEL_EN);
 	wr(GLOBAL_CTRL, 1);
 }
 

@@ -132,13 +132,8 @@ static uint64_t loop_delta(uint32_t c, uint64_t n)
 
 static sigjmp_buf env;
 
-static void on_segv(int sig)
-{
-	(void)sig;
-	siglongjmp(env, 1);
-}
-
-static void on_sigill(int sig)
+/* SIGSEGV (#GP) and SIGILL (#UD): back to the sigsetjmp() of the test */
+static void on_fault(int sig)
 {
 	(void)sig;
 	siglongjmp(env, 1);
@@ -437,7 +432,7 @@ static int check_spflt_decoded(char *d, size_t dlen)
 {
 	int fd = open("/proc/knc_model", O_RDWR);
 
-	signal(SIGILL, on_sigill);
+	signal(SIGILL, on_fault);
 	if (fd < 0)
 		return snprintf(d, dlen, "no /proc/knc_model"), 0;
 	if (spflt_faults(0)) {
@@ -530,7 +525,7 @@ static int check_spflt_ud(char *d, size_t dlen)
 {
 	(void)d;
 	(void)dlen;
-	signal(SIGILL, on_sigill);
+	signal(SIGILL, on_fault);
 	return spflt_faults(1);
 }
 
@@ -570,7 +565,7 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("user-setup: cannot pin to cpu %s or open /proc/knc_model\n",
 				   argc > 2 ? argv[2] : "0");
 	}
-	signal(SIGSEGV, on_segv);
+	signal(SIGSEGV, on_fault);
 	run_checks(checks, ARRAY_SIZE(checks));
 	if (spflt_fd >= 0)
 		close(spflt_fd);
