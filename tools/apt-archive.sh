@@ -62,8 +62,7 @@ knc_archive_add()
 		knc_archive_stanza "$type" "$suite" "$sites" | ${SUDO:-} tee "$list" >/dev/null
 	fi
 	[ "$type" = deb ] || index=Sources
-	lists=$(apt-config "$@" dump --format '%v' Dir::State::Lists)
-	case $lists in /*) ;; *) lists=/var/lib/apt/$lists ;; esac
+	eval "$(apt-config "$@" shell lists Dir::State::Lists/d)"
 	[ -n "$(find "$lists" -maxdepth 1 -name "*_dists_${suite}_*$index*" -mmin -1440)" ] ||
 		${SUDO:-} apt-get update -qq -o Dir::Etc::sourcelist="$list" \
 			-o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0 "$@" >&2 || {

@@ -37,13 +37,13 @@ if [ -x "$TOP/sparse" ]; then
 	echo "$TOP/sparse"
 	exit 0
 fi
+mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial"
 
 # An archive that serves sid from a snapshot (a mirror or proxy frozen at
 # a date) has a Release file past its Valid-Until, which apt refuses.  Only
 # then, and only for this source-only entry, the date check goes: apt still
 # checks the Release file's signature and the source files' hashes, and
 # the kernel's checker-valid.sh still judges the sparse built from it.
-mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial"
 if ! knc_archive_add deb-src "$SUITE" "$LIST" "${APT[@]}"; then
 	knc_log "$SUITE's index refused (see above): again without apt's Valid-Until check, for this entry only" >&2
 	APT+=(-o Acquire::Check-Valid-Until=false)

@@ -74,7 +74,7 @@ sources()
 # file, a second or two over one)
 check_checkpatch()
 {
-	local log=$work/checkpatch.log files todo=() stamps=() f key clean
+	local log=$work/checkpatch.log files todo=() stamps=() f h key clean
 
 	mapfile -t files < <(sources)
 	if [ ${#files[@]} -eq 0 ]; then
@@ -87,8 +87,8 @@ check_checkpatch()
 	clean=$logdir/checkpatch-clean/$key
 	mkdir -p "$clean"
 	for f in "${files[@]}"; do
-		key=$(cd "$KNC_TOP" && { echo "$f"; cat "$f"; } | sha256sum | cut -c1-16)
-		[ -e "$clean/$key" ] || { todo+=("$f"); stamps+=("$key"); }
+		h=$(cd "$KNC_TOP" && { echo "$f"; cat "$f"; } | sha256sum | cut -c1-16)
+		[ -e "$clean/$h" ] || { todo+=("$f"); stamps+=("$h"); }
 	done
 	echo "# checkpatch: ${#todo[@]} of ${#files[@]} files changed since found clean"
 	if [ ${#todo[@]} -eq 0 ]; then
@@ -100,8 +100,8 @@ check_checkpatch()
 		ktap_result checkpatch FAIL
 		return
 	fi
-	for key in "${stamps[@]}"; do
-		touch "$clean/$key"
+	for h in "${stamps[@]}"; do
+		touch "$clean/$h"
 	done
 	ktap_result checkpatch PASS
 }
