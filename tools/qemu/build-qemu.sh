@@ -58,6 +58,9 @@ if ! flock -n 8; then
 	flock 8
 fi
 
+# commits in the scratch trees, whoever runs this
+GIT_AS_KNC=(git -c user.name=knc -c user.email=knc@localhost)
+
 as_root()
 {
 	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -163,10 +166,8 @@ ensure_source()
 	(cd "$tmp" && dpkg-source -q -x "$dsc" tree) >>"$LOGDIR/qemu-source.log" 2>&1 ||
 		{ cat "$LOGDIR/qemu-source.log" >&2; knc_die "dpkg-source -x failed"; }
 	git -C "$tmp/tree" init -q
-	git -C "$tmp/tree" -c user.name=knc -c user.email=knc@localhost \
-		add -A >/dev/null
-	git -C "$tmp/tree" -c user.name=knc -c user.email=knc@localhost \
-		commit -q -m "Debian qemu $ver"
+	git -C "$tmp/tree" add -A >/dev/null
+	"${GIT_AS_KNC[@]}" -C "$tmp/tree" commit -q -m "Debian qemu $ver"
 	git -C "$tmp/tree" tag debian
 	mkdir -p "$QSRC_TOP"
 	mv "$tmp/tree" "$QSRC_TOP/tree"
@@ -233,8 +234,7 @@ apply_patches()
 	done >"$stamp"
 	git -C "$t" checkout -q -f -B knc-build refs/tags/debian
 	if [ "$n" -gt 0 ]; then
-		git -C "$t" -c user.name=knc -c user.email=knc@localhost \
-			am -q --whitespace=nowarn "$PATCHDIR"/*.patch ||
+		"${GIT_AS_KNC[@]}" -C "$t" am -q --whitespace=nowarn "$PATCHDIR"/*.patch ||
 			{ git -C "$t" am --abort; knc_die "git am of the patches failed"; }
 	fi
 	[ "$(git -C "$t" rev-parse 'HEAD^{tree}')" = "$want" ] ||
@@ -249,7 +249,7 @@ apply_patches()
 # --- 5. configure + build ----------------------------------------------
 build()
 {
-	local t=$QSRC_TOP/tree b cfgkey start n log=$LOGDIR/qemu-build.log
+	local t=$QSRC_TOP/tree b cfgkey log=$LOGDIR/qemu-build.log
 
 	b=$t/build
 	# --with-devices-x86_64=NAME reads configs/devices/x86_64-softmmu/NAME.mak
@@ -274,24 +274,8 @@ build()
 	fi
 	[ "$prepare_only" = 0 ] || { knc_log "configured in $b (-n: not building)"; exit 0; }
 	knc_log "building qemu-system-x86_64 (log: $log)"
-	start=$(date +%s)
-	ninja -C "$b" -j"$KNC_JOBS" qemu-system-x86_64 >"$log" 2>&1 &
-	local pid=$! last=$start rc=0
-	while kill -0 "$pid" 2>/dev/null; do
-		sleep 2
-		if [ $(($(date +%s) - last)) -ge "${KNC_PROGRESS:-30}" ]; then
-			last=$(date +%s)
-			n=$(grep -oE '^\[[0-9]+/[0-9]+\]' "$log" | tail -n1 || true)
-			knc_log "${n:-[starting]} $(knc_elapsed "$start")"
-		fi
-	done
-	wait "$pid" || rc=$?
-	if [ "$rc" != 0 ]; then
-		grep -E 'error|Error' "$log" | head -n 20 >&2 || true
-		tail -n 20 "$log" >&2
-		knc_die "build failed after $(knc_elapsed "$start")"
-	fi
-	knc_log "built in $(knc_elapsed "$start")"
+	knc_run_logged "$log" ninja -C "$b" -j"$KNC_JOBS" qemu-system-x86_64 ||
+		knc_die "QEMU build failed"
 	mkdir -p "$QPREFIX/bin"
 	install -m 0755 "$b/qemu-system-x86_64" "$QBIN.tmp"
 	mv "$QBIN.tmp" "$QBIN"
