@@ -20,6 +20,7 @@ KNC_CACHE=${KNC_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/knc-pmu}
 # kernel-build-<variant>) and adds tools/kernel-<series>.config if there
 # is one (the 6.1-standalone kernel of make stress, tools/stages-stress).
 KNC_KERNEL_SERIES=${KNC_KERNEL_SERIES:-7}
+KNC_LOG_TAG=${KNC_LOG_TAG:-knc}
 
 # knc_newest_source MAJOR: the newest linux-source-MAJOR.* installed,
 # as its series ("7.3"), or nothing
@@ -34,7 +35,7 @@ case "$KNC_KERNEL_SERIES" in
 7)
 	KNC_KERNEL_SERIES=$(knc_newest_source 7)
 	[ -n "$KNC_KERNEL_SERIES" ] || {
-		echo "[${KNC_LOG_TAG:-knc}] error: no /usr/src/linux-source-7.*.tar.xz: run tools/install-deps.sh (as root or with sudo), which installs the newest linux-source-7.* from Debian's trixie-backports" >&2
+		echo "[$KNC_LOG_TAG] error: no /usr/src/linux-source-7.*.tar.xz: run tools/install-deps.sh (as root or with sudo), which installs the newest linux-source-7.* from Debian's trixie-backports" >&2
 		exit 1
 	}
 	;;
@@ -76,28 +77,19 @@ KNC_KBUILD=$(knc_kbuild_dir "$KNC_KERNEL_VARIANT")
 # The kernel's name in logs: the variant, with the series unless 6.12
 KNC_KERNEL_NAME=$KNC_KERNEL_VARIANT
 [ "$KNC_KERNEL_SERIES" = 6.12 ] || KNC_KERNEL_NAME=$KNC_KERNEL_SERIES-$KNC_KERNEL_VARIANT
+# the fragments, tools/NAME-kernel.config each
 case "$KNC_KERNEL_VARIANT" in
-test)
-	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config")
-	;;
-standalone)
-	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
-		       "$KNC_TOOLS/standalone-kernel.config")
-	;;
-debug)
-	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
-		       "$KNC_TOOLS/standalone-kernel.config"
-		       "$KNC_TOOLS/debug-kernel.config")
-	;;
-upstream)
-	KNC_FRAGMENTS=("$KNC_TOOLS/test-kernel.config"
-		       "$KNC_TOOLS/upstream-kernel.config")
-	;;
+test) KNC_FRAGMENTS=(test) ;;
+standalone) KNC_FRAGMENTS=(test standalone) ;;
+debug) KNC_FRAGMENTS=(test standalone debug) ;;
+upstream) KNC_FRAGMENTS=(test upstream) ;;
 *)
 	echo "KNC_KERNEL_VARIANT must be test, standalone, debug or upstream" >&2
 	exit 1
 	;;
 esac
+KNC_FRAGMENTS=("${KNC_FRAGMENTS[@]/%/-kernel.config}")
+KNC_FRAGMENTS=("${KNC_FRAGMENTS[@]/#/"$KNC_TOOLS"/}")
 [ ! -f "$KNC_TOOLS/kernel-$KNC_KERNEL_SERIES.config" ] ||
 	KNC_FRAGMENTS+=("$KNC_TOOLS/kernel-$KNC_KERNEL_SERIES.config")
 KNC_JOBS=$(nproc)
@@ -105,10 +97,9 @@ KNC_JOBS=$(nproc)
 # upstream kernel the copy with upstream/'s series applied
 # (knc_upstream_source)
 KNC_KSRC=$KNC_SRC
+[ "$KNC_KERNEL_VARIANT" != upstream ] || KNC_KSRC=$KNC_SRC-upstream
 # perf of the upstream tree, with perf's series (tools/upstream-perf.sh)
 KNC_PERF_UPSTREAM=$KNC_CACHE/perf-upstream
-[ "$KNC_KERNEL_VARIANT" != upstream ] || KNC_KSRC=$KNC_SRC-upstream
-
 export KNC_CACHE
 
 knc_log()
@@ -121,8 +112,6 @@ knc_die()
 	echo "[$KNC_LOG_TAG] error: $*" >&2
 	exit 1
 }
-
-KNC_LOG_TAG=${KNC_LOG_TAG:-knc}
 
 # Seconds since $1 (an epoch time) as "XmYYs".
 knc_elapsed()
@@ -153,26 +142,20 @@ knc_ensure_source()
 
 knc_extract_source()
 {
-	local ver stamp tmp
+	local ver stamp tmp mk
 
 	ver=$(knc_src_version)
 	stamp=$KNC_SRC/.knc-source-version
-	mkdir -p "$KNC_CACHE"
-	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$ver" ]; then
-		return 0
-	fi
+	[ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$ver" ] || return 0
 	# An extraction done by hand (no stamp yet) is fine if it is complete
 	# and of the same upstream version.
 	if [ ! -f "$stamp" ] && [ -f "$KNC_SRC/Makefile" ] &&
 	   [ -x "$KNC_SRC/scripts/kconfig/merge_config.sh" ] &&
 	   [ -f "$KNC_SRC/tools/testing/kunit/kunit.py" ] &&
 	   [ -f "$KNC_SRC/scripts/checkpatch.pl" ]; then
-		local mk up
-
 		mk=$(sed -n 's/^VERSION = //p;s/^PATCHLEVEL = //p;s/^SUBLEVEL = //p' \
 			"$KNC_SRC/Makefile" | paste -sd.)
-		up=${ver%%-*}
-		if [ "$mk" = "$up" ]; then
+		if [ "$mk" = "${ver%%-*}" ]; then
 			echo "$ver" >"$stamp"
 			return 0
 		fi
@@ -185,34 +168,33 @@ knc_extract_source()
 	rm -rf "$KNC_SRC"
 	mv "$tmp/$KNC_SRC_PKG" "$KNC_SRC"
 	rmdir "$tmp"
-	echo "$ver" >"$KNC_SRC/.knc-source-version"
+	echo "$ver" >"$stamp"
 }
 
-# The patches of upstream/, in order (the cover letter is not one)
-knc_upstream_patches()
+# knc_series_patches DIR: the patches of DIR, in order (the cover letter
+# is not one)
+knc_series_patches()
 {
 	local p
 
-	for p in "$KNC_TOP"/upstream/[0-9]*.patch; do
+	for p in "$1"/[0-9]*.patch; do
 		case "$p" in
 		*-cover-letter.patch) ;;
 		*) [ ! -f "$p" ] || echo "$p" ;;
 		esac
 	done
+}
+
+knc_upstream_patches()
+{
+	knc_series_patches "$KNC_TOP/upstream"
 }
 
 # The patches of upstream/perf/, the second series (perf's event names,
-# tools/upstream-perf.sh), in order
+# tools/upstream-perf.sh)
 knc_perf_patches()
 {
-	local p
-
-	for p in "$KNC_TOP"/upstream/perf/[0-9]*.patch; do
-		case "$p" in
-		*-cover-letter.patch) ;;
-		*) [ ! -f "$p" ] || echo "$p" ;;
-		esac
-	done
+	knc_series_patches "$KNC_TOP/upstream/perf"
 }
 
 # The files both series change, once each
@@ -314,7 +296,7 @@ knc_debian_headers()
 }
 
 # Run a long command with its output in a log file, printing one progress
-# line every $KNC_PROGRESS seconds: "[tag] N objects, XmYYs".
+# line every $KNC_PROGRESS seconds: "[tag] N objects, XmYYs" (kbuild's or ninja's lines).
 # Usage: knc_run_logged LOG CMD...
 knc_run_logged()
 {
@@ -329,7 +311,7 @@ knc_run_logged()
 		sleep 2
 		if [ $(($(date +%s) - last)) -ge "${KNC_PROGRESS:-30}" ]; then
 			last=$(date +%s)
-			n=$(grep -cE '^  (CC|AS|LD|AR|HOSTCC|HOSTLD|OBJCOPY|GEN)' "$log" || true)
+			n=$(grep -cE '^(  (CC|AS|LD|AR|HOSTCC|HOSTLD|OBJCOPY|GEN)|\[[0-9]+/)' "$log" || true)
 			knc_log "$n objects, $(knc_elapsed "$start")"
 		fi
 	done
@@ -351,14 +333,9 @@ knc_run_logged()
 #	INFO: NMI handler (...) took too long to run
 #		nmi_check_duration() times the handler with sched_clock; under
 #		-icount the single-threaded round-robin TCG advances that
-#		clock for the other vCPU's instructions too.  Shown
-#		(tools/stall/README.md): with the model's old overflow timer,
-#		the handler's GLOBAL_CTRL write moved the timer earlier and
-#		QEMU kicked the vCPU out of its turn inside the handler, so
-#		the other vCPU's whole turn was charged to it (3.5-4.8 ms at
-#		record-system-wide-kernel).  The model has no timer now
-#		(tools/qemu/README.md); the first e2e run on it printed
-#		none.  Kept until more runs agree
+#		clock for the other vCPU's instructions too, up to a whole
+#		turn of it (tools/stall/README.md, the "NMI handler took too
+#		long" report)
 KNC_BAD_ERE=$KNC_TOOLS/kernel-log-bad.ere
 KNC_OK_ERE=$KNC_TOOLS/kernel-log-ok.ere
 
@@ -370,16 +347,15 @@ knc_log_clean()
 {
 	local rc=0
 
-	if [ ! -f "$1" ] || [ ! -r "$1" ]; then
-		echo "0:no log $1"
-		return 1
-	fi
+	[ -f "$1" ] && [ -r "$1" ] || { echo "0:no log $1"; return 1; }
 	grep -anE -f "$KNC_BAD_ERE" "$1" >"$1.bad.tmp" || rc=$?
-	[ "$rc" -le 1 ] || { echo "0:grep failed on $1 ($rc)"; rm -f "$1.bad.tmp"; return 1; }
-	rc=0
-	grep -vE '^[0-9]+:KNC-' "$1.bad.tmp" | grep -vE -f "$KNC_OK_ERE" || rc=1
+	if [ "$rc" -gt 1 ]; then
+		echo "0:grep failed on $1 ($rc)"
+	elif grep -vE '^[0-9]+:KNC-' "$1.bad.tmp" | grep -vE -f "$KNC_OK_ERE"; then
+		rc=2
+	fi
 	rm -f "$1.bad.tmp"
-	[ "$rc" = 1 ]
+	[ "$rc" -le 1 ]
 }
 
 # --- the stage tally of tools/run-tests.sh (self-tested by
@@ -412,9 +388,7 @@ ktap_begin()
 ktap_result()
 {
 	ktap_n=$((ktap_n + 1))
-	case "$2" in
-	PASS | FAIL) [ -z "${3:-}" ] || printf '%s\n' "$3" | tail -n 15 | sed 's/^/# /' ;;
-	esac
+	[ "$2" = SKIP ] || [ -z "${3:-}" ] || printf '%s\n' "$3" | tail -n 15 | sed 's/^/# /'
 	case "$2" in
 	PASS) ktap_passed=$((ktap_passed + 1)); echo "ok $ktap_n $1" ;;
 	SKIP) ktap_skipped=$((ktap_skipped + 1)); echo "ok $ktap_n $1 # SKIP ${3:-}" ;;
@@ -435,10 +409,14 @@ ktap_end()
 # result FILE KEY VALUE...: one line of a stage's result
 result()
 {
-	local f=$1
+	echo "${*:2}" >>"$1"
+}
 
-	shift
-	echo "$*" >>"$f"
+# stage_failed RES NAME TEXT: a failure of stage NAME in RES, counted
+stage_failed()
+{
+	result "$1" "failure stage $2: $3"
+	result "$1" "f 1"
 }
 
 # skip_key REASON: what the table's allow-skip column names a reason by:
@@ -471,50 +449,41 @@ skip_counts()
 		key=${a%%=*} want=${a#*=}
 		got=$(sed -n "s/^skip stage $name: //p" "$res" |
 			while IFS= read -r r; do skip_key "$r"; done | grep -cx "$key" || true)
-		[ "$got" = "$want" ] && continue
-		result "$res" "failure stage $name: $got skips for $key, the table pins $want"
-		result "$res" "f 1"
+		[ "$got" = "$want" ] || stage_failed "$res" "$name" "$got skips for $key, the table pins $want"
 	done
 }
 
 # ktap_tally NAME KTAP RES ALLOW: fold one KTAP document into RES
 ktap_tally()
 {
-	local name=$1 ktap=$2 res=$3 allow=$4 out line kp kf kc ks ke kd krc=0 path
+	local name=$1 ktap=$2 res=$3 allow=$4 out=$2.txt line key n kd krc=0 path
+	local -A k=([passed]=0 [failed]=0 [crashed]=0 [skipped]=0 [errors]=0)
 
-	out=$ktap.txt
 	python3 "$KNC_SRC/tools/testing/kunit/kunit.py" parse "$ktap" >"$out" 2>&1 || krc=$?
 	line=$(grep -E 'Testing complete\. Ran [0-9]+ tests' "$out" | tail -n1 || true)
 	if [ -z "$line" ]; then
-		result "$res" "failure stage $name: $(basename "$ktap"): no KTAP result (kunit.py exit $krc)"
-		result "$res" "f 1"
+		stage_failed "$res" "$name" "$(basename "$ktap"): no KTAP result (kunit.py exit $krc)"
 		return
 	fi
-	kp=$(grep -oE 'passed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
-	kf=$(grep -oE 'failed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
-	kc=$(grep -oE 'crashed: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
-	ks=$(grep -oE 'skipped: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
-	ke=$(grep -oE 'errors: [0-9]+' <<<"$line" | grep -oE '[0-9]+' || echo 0)
-	result "$res" "p $kp"
-	result "$res" "f $((kf + kc + ke))"
-	result "$res" "s $ks"
+	while read -r key n; do
+		k[${key%:}]=$n
+	done < <(grep -oE '(passed|failed|crashed|skipped|errors): [0-9]+' <<<"$line")
+	result "$res" "p ${k[passed]}"
+	result "$res" "f $((k[failed] + k[crashed] + k[errors]))"
+	result "$res" "s ${k[skipped]}"
 	# the failed leaves, by name, from kunit.py's own report
 	sed -n 's/^\[[^]]*\] \[\(FAILED\|CRASHED\)\] \(..*\)$/\2 (\1)/p' "$out" |
 		while read -r path; do
 			result "$res" "failure stage $name: $path"
 		done
-	[ "$ke" = 0 ] || result "$res" "failure stage $name: $ke KTAP error(s) in $(basename "$ktap") (a plan not met?)"
-	if [ "$krc" != 0 ] && [ $((kf + kc + ke)) = 0 ]; then
-		result "$res" "failure stage $name: kunit.py parse exited $krc on $(basename "$ktap") with no failed leaf"
-		result "$res" "f 1"
-	fi
+	[ "${k[errors]}" = 0 ] || result "$res" "failure stage $name: ${k[errors]} KTAP error(s) in $(basename "$ktap") (a plan not met?)"
+	[ "$krc" = 0 ] || [ $((k[failed] + k[crashed] + k[errors])) != 0 ] ||
+		stage_failed "$res" "$name" "kunit.py parse exited $krc on $(basename "$ktap") with no failed leaf"
 	# kunit.py reads the first KTAP document of a file and ignores the
 	# rest: a file with two is two runs, of which one would go unread
 	kd=$(grep -cE '^(\[[^]]*\] )?KTAP version' "$ktap" || true)
-	if [ "$kd" -gt 1 ]; then
-		result "$res" "failure stage $name: $(basename "$ktap") holds $kd KTAP documents; only the first would be read"
-		result "$res" "f 1"
-	fi
+	[ "$kd" -le 1 ] ||
+		stage_failed "$res" "$name" "$(basename "$ktap") holds $kd KTAP documents; only the first would be read"
 	# the SKIP policy: every reason must be one the table allows here, at
 	# any depth.  A KUnit suite that skipped because all its cases did
 	# has no reason ("ok 1 k # SKIP "): its cases' reasons are checked.
@@ -522,8 +491,7 @@ ktap_tally()
 		if skip_allowed "$line" "$allow"; then
 			result "$res" "skip stage $name: $line"
 		else
-			result "$res" "failure stage $name: SKIP not allowed in this stage: $line"
-			result "$res" "f 1"
+			stage_failed "$res" "$name" "SKIP not allowed in this stage: $line"
 		fi
 	done < <(sed -n 's/^\(\[[^]]*\] \)\? *ok [0-9]* [^#]*# SKIP \(..*\)$/\2/p' "$ktap")
 }
@@ -563,19 +531,16 @@ console_tally()
 	local name=$1 console=$2 rc=$3 res=$4 bad
 
 	if ! grep -q '^KNC-DONE$' "$console" 2>/dev/null; then
-		result "$res" "failure stage $name: the guest never finished (qemu exit $rc; $console)"
-		result "$res" "f 1"
+		stage_failed "$res" "$name" "the guest never finished (qemu exit $rc; $console)"
 		tail -n 30 "$console" 2>/dev/null | sed 's/^/  | /' >>"$(dirname "$res")/tail.txt" || true
 	elif [ "$rc" != 0 ]; then
-		result "$res" "failure stage $name: qemu exit $rc after KNC-DONE"
-		result "$res" "f 1"
+		stage_failed "$res" "$name" "qemu exit $rc after KNC-DONE"
 	else
 		result "$res" "b 1"
 	fi
 	if bad=$(knc_log_clean "$console"); then
 		result "$res" "b 1"
 	else
-		result "$res" "failure stage $name: console shows a kernel report at $console:$(printf '%s\n' "$bad" | head -n 1 | cut -c1-160)"
-		result "$res" "f 1"
+		stage_failed "$res" "$name" "console shows a kernel report at $console:$(printf '%s\n' "$bad" | head -n 1 | cut -c1-160)"
 	fi
 }

@@ -14,14 +14,13 @@
 #	--table	another stage table: make stress's is tools/stages-stress
 #
 # tools/README.md says what a stage is, what the runner does with it and
-# how it is tallied.  First it installs what is missing
-# (tools/install-deps.sh).  The last lines: each stage's wall time and
-# counts, the failures, the skips and overrides, the runner's own
-# (bookkeeping) checks, then "N passed, N failed"; the exit status is
-# non-zero if anything failed.
+# how it is tallied.  The last lines: each stage's wall time and counts,
+# the failures, the skips and overrides, the runner's own (bookkeeping)
+# checks, then "N passed, N failed"; the exit status is non-zero if
+# anything failed.
 #
 # Environment: KNC_CACHE (default ~/.cache/knc-pmu) is the only KNC_*
-# variable read as is.  The overrides a developer may set (for example
+# variable read as is.  The overrides (KNC_OVERRIDES: for example
 # KNC_QEMU_BIN, a deliberately broken model) are printed and counted as
 # skips; any other KNC_* variable is refused, since it could change what
 # runs without a trace.
@@ -33,7 +32,6 @@ set -euo pipefail
 KNC_LOG_TAG=test
 KNC_TOP=$(cd "$(dirname "$0")/.." && pwd)
 
-# Overrides that change what runs: allowed, printed, counted as skips.
 KNC_OVERRIDES="KNC_QEMU_BIN KNC_DRIVER_SRC KNC_KUNIT_FILTER KNC_SUITES"
 overrides=()
 refused=()
@@ -66,7 +64,6 @@ fi
 only=
 table=$KNC_TOOLS/stages
 list=0
-table=$KNC_TOOLS/stages
 jobs=$(nproc)
 [ "$jobs" -le 2 ] || jobs=2
 while [ $# -gt 0 ]; do
@@ -157,7 +154,7 @@ kill_tree()
 
 summary()
 {
-	local rc=$? i name f p fl sk t tp=0 tf=0 tb=0 res failures=() skips=()
+	local rc=$? i name p fl sk t b tp=0 tf=0 tb=0 res failures=() skips=()
 
 	[ "$summary_done" = 0 ] || return 0
 	summary_done=1
@@ -177,43 +174,23 @@ summary()
 			printf '%-19s %-13s %-11s %-4s %8s\n' "$name" "${S_KERNEL[i]}" "${S_CPU[i]}" "${S_SMP[i]}" "(not run)"
 			continue
 		fi
-		if [ ! -f "$res" ]; then
-			{
-				echo "passed 0"
-				echo "failed 1"
-				echo "skipped 0"
-				echo "time ?"
-				echo "failure stage $name: never finished (no result)"
-			} >"$res"
-		fi
-		p=$(sed -n 's/^passed //p' "$res")
-		fl=$(sed -n 's/^failed //p' "$res")
-		sk=$(sed -n 's/^skipped //p' "$res")
-		t=$(sed -n 's/^time //p' "$res")
+		[ -f "$res" ] || printf '%s\n' "passed 0" "failed 1" "skipped 0" "time ?" \
+			"failure stage $name: never finished (no result)" >"$res"
+		IFS=: read -r p fl sk t b < <(awk '{ v[$1] = $2 } END { print v["passed"] ":" \
+			v["failed"] ":" v["skipped"] ":" v["time"] ":" v["bookkeeping"] + 0 }' "$res")
 		printf '%-19s %-13s %-11s %-4s %8s %7s %7s %7s\n' "$name" "${S_KERNEL[i]}" \
 			"${S_CPU[i]}" "${S_SMP[i]}" "$t" "$p" "$fl" "$sk"
-		tp=$((tp + p))
-		tf=$((tf + fl))
-		tb=$((tb + $(sed -n 's/^bookkeeping //p' "$res" | grep . || echo 0)))
-		while IFS= read -r f; do failures+=("$f"); done < <(sed -n 's/^failure //p' "$res")
-		while IFS= read -r f; do skips+=("$f"); done < <(sed -n 's/^skip //p' "$res")
+		tp=$((tp + p)) tf=$((tf + fl)) tb=$((tb + b))
+		mapfile -t -O ${#failures[@]} failures < <(sed -n 's/^failure //p' "$res")
+		mapfile -t -O ${#skips[@]} skips < <(sed -n 's/^skip //p' "$res")
 	done
-	for f in "${setup_failures[@]}"; do
-		failures+=("$f")
-		tf=$((tf + 1))
-	done
-	for f in "${overrides[@]}"; do
-		skips+=("override $f")
-	done
+	failures+=("${setup_failures[@]}")
+	tf=$((tf + ${#setup_failures[@]}))
+	skips+=("${overrides[@]/#/override }")
 	echo "total time $(knc_elapsed "$start"); logs: $run"
-	if [ ${#failures[@]} -gt 0 ]; then
-		echo "Failures:"
-		printf '  - %s\n' "${failures[@]}"
-	fi
-	if [ ${#skips[@]} -gt 0 ]; then
-		echo "Skipped and overridden (each counted in no stage's passes):"
-		printf '  - %s\n' "${skips[@]}"
-	fi
+	[ ${#failures[@]} = 0 ] || printf '%s\n' "Failures:" "${failures[@]/#/  - }"
+	[ ${#skips[@]} = 0 ] ||
+		printf '%s\n' "Skipped and overridden (each counted in no stage's passes):" "${skips[@]/#/  - }"
 	echo "The runner's own checks, counted apart: $tb passed (each VM came up, ran vm-begin and vm-end, ended, and left a clean console; each program kept its plan; a failure of one is among the failures)"
 	echo "$tp passed, $tf failed"
 	[ "$tf" = 0 ] && [ "$tp" -gt 0 ] || exit 1
@@ -251,8 +228,7 @@ stage_needs()
 	return 1
 }
 
-# stock_version SERIES: the Debian kernel release of the installed
-# linux-headers-SERIES.*-amd64 (tools/install-deps.sh installs them)
+# stock_version SERIES: the release of the installed Debian headers
 stock_version()
 {
 	local h
@@ -294,8 +270,7 @@ debian_kernel()
 }
 
 # kernel_dir KERNEL: the build directory of one of this project's
-# kernels: test, standalone, debug from the newest 7.x source, and
-# SERIES-VARIANT (6.1-standalone, 6.12-standalone) from linux-source-SERIES
+# kernels (VARIANT of the newest 7.x, or SERIES-VARIANT)
 kernel_dir()
 {
 	case "$1" in
@@ -358,15 +333,15 @@ done
 
 # The builds the selected stages need run as stages of their own, ahead
 # of the table's: a stage starts once its kernel (and QEMU, for the
-# model) is built, while the other builds go on.  The kernels one after
-# another (build-test-kernel.sh takes one lock for all: 2 cores), the
-# debug kernel first, for make stress's longest stages; QEMU before them.
-# make test's table names one kernel of ours, standalone (README, "Time").
+# model) is built, while the other builds go on.  One after another
+# (build-test-kernel.sh takes one lock for all: 2 cores): side by side,
+# four compilers on two cores took 15m20s for QEMU and a kernel (QEMU
+# 11m25s of it) where one after the other takes about 12 minutes (3m58s
+# and 7m54s, measured on this 2-core machine).  QEMU first, so that the
+# stages that need QEMU alone start as soon as it is built, then the
+# debug kernel, for make stress's longest stages.  make test's table
+# names one kernel of ours, standalone (README, "Time").
 builds=() prev=-
-# QEMU first, then the kernels: side by side, four compilers on two cores
-# took 15m20s for the two (QEMU 11m25s of it) where one after the other
-# takes about 12 minutes (3m58s and 7m54s, measured on this 2-core
-# machine); the stages that need QEMU alone start as soon as it is built
 if stage_needs model; then
 	builds+=("build-qemu:-")
 	prev=build-qemu
@@ -459,8 +434,7 @@ build_modules()
 # of these directories, static, -O2 -Wall, the kernel source's
 # tools/testing/selftests on the include path and the flags of its own
 # "/* knc-cflags: ... */" line; knc_model_test.c and knc_model_spflt.c
-# are a module (build_modules) and
-# papi-count.c links Debian's PAPI
+# are a module (build_modules) and papi-count.c links Debian's PAPI
 PROG_DIRS="tools/e2e tools/stress tools/stall tools/fuzz tools/qemu/tests tools/initramfs"
 # /knc/workload-N: tools/e2e/workload.S with N loops, 2N+4 user-mode
 # instructions and N+1 branches (guest: w_insns N, w_branches N);
@@ -468,8 +442,7 @@ PROG_DIRS="tools/e2e tools/stress tools/stall tools/fuzz tools/qemu/tests tools/
 WORKLOADS="5000 50000 1000000 5000000 10000000 25000000 50000000 1000000000"
 LOADLOOPS="1000000"
 
-# prog_rule NAME SOURCE FLAGS...: a make rule for the static program
-# $build/progs/NAME
+# prog_rule NAME SOURCE FLAGS...: a make rule for $build/progs/NAME
 prog_rule()
 {
 	local out=$build/progs/$1 src=$2
@@ -498,25 +471,20 @@ build_progs()
 					prog_rule "$(basename "$src" .c)" "$src" -O2 -Wall "$kst" "$flags"
 				done
 			done
-			for n in $WORKLOADS; do
-				prog_rule "workload-$n" "$KNC_TOOLS/e2e/workload.S" -nostdlib -DKNC_LOOPS="$n"
+			for p in $(printf 'workload-%s ' $WORKLOADS) $(printf 'loadloop-%s ' $LOADLOOPS); do
+				prog_rule "$p" "$KNC_TOOLS/e2e/${p%-*}.S" -nostdlib -DKNC_LOOPS="${p##*-}"
 			done
 			prog_rule gated "$KNC_TOOLS/e2e/gated.S" -nostdlib
-			for n in $LOADLOOPS; do
-				prog_rule "loadloop-$n" "$KNC_TOOLS/e2e/loadloop.S" -nostdlib -DKNC_LOOPS="$n"
-			done
 			printf 'all: %s\n%s: %s\n\tgcc -O2 -Wall %s -o $@ $< -lpapi -lpfm\n' \
 				"$build/progs/papi-count" "$build/progs/papi-count" "$KNC_TOOLS/papi/papi-count.c" "$kst"
 		} >"$build/progs.mk"
 		make -s -j"$(nproc)" -f "$build/progs.mk" all
-		for n in $WORKLOADS; do
-			# the instruction count is exact only with these six
-			c=$(objdump -d "$build/progs/workload-$n" | grep -cE '^ +[0-9a-f]+:' || true)
-			[ "$c" = 6 ] || { echo "workload-$n has $c instructions, want 6"; exit 1; }
+		# the instruction counts are exact only with six instructions in
+		# each workload and sixteen in /knc/gated (tools/e2e/gated.S)
+		for p in $(printf 'workload-%s=6 ' $WORKLOADS) gated=16; do
+			c=$(objdump -d "$build/progs/${p%=*}" | grep -cE '^ +[0-9a-f]+:' || true)
+			[ "$c" = "${p#*=}" ] || { echo "${p%=*} has $c instructions, want ${p#*=}"; exit 1; }
 		done
-		# /knc/gated: tools/e2e/gated.S, exact only with these sixteen
-		c=$(objdump -d "$build/progs/gated" | grep -cE '^ +[0-9a-f]+:' || true)
-		[ "$c" = 16 ] || { echo "gated has $c instructions, want 16"; exit 1; }
 		touch "$build/progs/.done"
 	) >"$build/progs.log" 2>&1 9>"$build/progs.lock"
 }
@@ -600,11 +568,10 @@ vm_initramfs_pack()
 	[[ ",$3," != *,stock-dkms,* ]] || [ ! -f "$f" ] || files+=("$f:0644:/knc/knc-perf-dkms.ko")
 	# perf of the upstream tree, with perf's KNC events (make upstream)
 	[ "$2" != upstream ] || files+=("$KNC_PERF_UPSTREAM/perf:0755:/knc/perf-upstream")
-	# perf's exec path: perf test's shell tests (tools/suites/perf-test.sh)
-	while IFS= read -r f; do
-		files+=("$f:0755:$f")
-	done < <(find /usr/lib/perf-core -type f)
-	mapfile -t -O ${#files[@]} files < <(knc_perf_files;
+	# perf's exec path (perf test's shell tests, tools/suites/perf-test.sh),
+	# perf and the libraries of the programs
+	mapfile -t -O ${#files[@]} files < <(find /usr/lib/perf-core -type f | sed 's/.*/&:0755:&/'
+		knc_perf_files
 		guest_libs /usr/bin/objdump /usr/bin/papi_component_avail /usr/bin/papi_avail \
 			/usr/bin/papi_native_avail /bin/bash /usr/bin/chrt "$build/progs/papi-count" \
 			$([ "$2" != upstream ] || echo "$KNC_PERF_UPSTREAM/perf"))
@@ -624,11 +591,11 @@ vm_stage()
 	local res=$dir/result.tmp qemu cpuarg cpuid args=() extra vmrc=0 s w watchers vcpus
 
 	build_modules "$kernel" ||
-		{ result "$res" "failure stage $name: knc-perf.ko build for the $kernel kernel failed ($build/mod-$kernel.log)"; result "$res" "f 1"; return; }
+		{ stage_failed "$res" "$name" "knc-perf.ko build for the $kernel kernel failed ($build/mod-$kernel.log)"; return; }
 	build_progs ||
-		{ result "$res" "failure stage $name: the guest programs did not build ($build/progs.log)"; result "$res" "f 1"; return; }
+		{ stage_failed "$res" "$name" "the guest programs did not build ($build/progs.log)"; return; }
 	vm_initramfs "$dir/initramfs.cpio" "$kernel" "${S_SUITES[$i]}" ||
-		{ result "$res" "failure stage $name: initramfs"; result "$res" "f 1"; return; }
+		{ stage_failed "$res" "$name" initramfs; return; }
 
 	qemu=qemu-system-x86_64
 	cpuid=GenuineIntel/11/1
@@ -641,7 +608,7 @@ vm_stage()
 	knc-nopmu) qemu=$KNC_QEMU_BIN cpuarg=${KNC_QEMU_KNC_CPU%,knc-pmu=on} args+=(knc.ud=no-knc-pmu) ;;
 	kncid) cpuarg=qemu64,vendor=GenuineIntel,family=11,model=1,stepping=1 ;;
 	qemu64) cpuarg=qemu64 cpuid=AuthenticAMD/15/107 ;;
-	*) result "$res" "failure stage $name: unknown cpu $cpu in tools/stages"; result "$res" "f 1"; return ;;
+	*) stage_failed "$res" "$name" "unknown cpu $cpu in tools/stages"; return ;;
 	esac
 	# ttyS1: the guest's KTAP; ttyS2: a suite's own log (fuzz), kept
 	# even when the guest panics
@@ -711,8 +678,7 @@ vm_stage()
 	bookkeeping_split "$dir/ktap.log" "$res"
 	# each kunit entry of the row loads the KUnit module once, which
 	# leaves one KNC-KUNIT-BEGIN .. END range in the console: the N-th
-	# range is the N-th entry's, tallied once, and every range is
-	# some entry's
+	# range is the N-th entry's, and every range is some entry's
 	kn=0
 	for s in ${S_SUITES[$i]//,/ }; do
 		[ "${s%%:*}" = kunit ] || continue
@@ -721,15 +687,11 @@ vm_stage()
 		if grep -q 'KTAP version' "$dir/kunit-$kn.log"; then
 			ktap_tally "$name" "$dir/kunit-$kn.log" "$res" "${S_ALLOW[$i]}"
 		else
-			result "$res" "failure stage $name: no KUnit KTAP in the console for KUnit run $kn ($s)"
-			result "$res" "f 1"
+			stage_failed "$res" "$name" "no KUnit KTAP in the console for KUnit run $kn ($s)"
 		fi
 	done
 	kr=$(grep -cE '^(\[[ 0-9.]*\] )?KNC-KUNIT-BEGIN$' "$dir/console.log" || true)
-	if [ "$kr" != "$kn" ]; then
-		result "$res" "failure stage $name: $kr KUnit runs in the console, $kn in the row"
-		result "$res" "f 1"
-	fi
+	[ "$kr" = "$kn" ] || stage_failed "$res" "$name" "$kr KUnit runs in the console, $kn in the row"
 	console_tally "$name" "$dir/console.log" "$vmrc" "$res"
 	skip_counts "$name" "$res" "${S_ALLOW[$i]}"
 	# a suite's host side, tools/suites/NAME.host STAGE_DIR: a report
@@ -738,7 +700,7 @@ vm_stage()
 	for s in ${S_SUITES[$i]//,/ }; do
 		[ -x "$KNC_TOOLS/suites/$s.host" ] || continue
 		KNC_CACHE=$KNC_CACHE "$KNC_TOOLS/suites/$s.host" "$dir" >"$dir/$s.host.out" 2>&1 ||
-			{ result "$res" "failure stage $name: tools/suites/$s.host failed ($dir/$s.host.out)"; result "$res" "f 1"; }
+			stage_failed "$res" "$name" "tools/suites/$s.host failed ($dir/$s.host.out)"
 	done
 }
 
@@ -746,15 +708,14 @@ vm_stage()
 host_stage()
 {
 	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} rc=0
+	local res=$dir/result.tmp
 
 	timeout -k 10 "${S_TMO[$i]}" "$KNC_TOP/${S_SUITES[$i]#host:}" \
 		>"$dir/ktap.log" 2>"$dir/log" </dev/null || rc=$?
-	[ "$rc" != 124 ] || result "$dir/result.tmp" "failure stage $name: killed after ${S_TMO[$i]} s (tools/stages tmo)"
-	ktap_tally "$name" "$dir/ktap.log" "$dir/result.tmp" "${S_ALLOW[$i]}"
-	if [ "$rc" != 0 ] && ! grep -q '^not ok ' "$dir/ktap.log"; then
-		result "$dir/result.tmp" "failure stage $name: ${S_SUITES[$i]#host:} exit $rc with no failed check ($dir/log)"
-		result "$dir/result.tmp" "f 1"
-	fi
+	[ "$rc" != 124 ] || result "$res" "failure stage $name: killed after ${S_TMO[$i]} s (tools/stages tmo)"
+	ktap_tally "$name" "$dir/ktap.log" "$res" "${S_ALLOW[$i]}"
+	[ "$rc" = 0 ] || grep -q '^not ok ' "$dir/ktap.log" ||
+		stage_failed "$res" "$name" "${S_SUITES[$i]#host:} exit $rc with no failed check ($dir/log)"
 }
 
 # build_stage I: a kernel or QEMU, cached in $KNC_CACHE (its progress
@@ -788,11 +749,12 @@ build_stage()
 stage()
 {
 	local i=$1 name=${S_NAME[$1]} dir=$run/stages/${S_NAME[$1]} t0 p f s b why=
+	local res=$dir/result.tmp
 
 	t0=$(date +%s)
 	mkdir -p "$dir"
 	echo "$t0" >"$dir/started"
-	: >"$dir/result.tmp"
+	: >"$res"
 	why=${broken[${S_KERNEL[$i]}]:-}
 	for a in ${S_AFTER[$i]//,/ }; do
 		[ ! -f "$run/stages/$a/broken" ] || why=${why:-$(cat "$run/stages/$a/broken")}
@@ -800,40 +762,28 @@ stage()
 	if [[ "${S_SUITES[$i]}" == build:* ]]; then
 		build_stage "$i"
 	elif [ -n "$why" ]; then
-		result "$dir/result.tmp" "failure stage $name: not run: $why"
-		result "$dir/result.tmp" "f 1"
+		stage_failed "$res" "$name" "not run: $why"
 	else
-		# in a subshell: a helper that exits (knc_die, an unset
-		# variable) ends the stage with a failure, not the stage's
-		# result file with it
+		# in a subshell: a helper that exits (knc_die, an unset variable)
+		# ends the stage with a failure, not its result file with it
 		(
 			case "${S_SUITES[$i]}" in
 			host:*) host_stage "$i" ;;
 			*) vm_stage "$i" ;;
 			esac
 		) 2>>"$dir/runner.err" ||
-			{ result "$dir/result.tmp" "failure stage $name: runner error (exit $?): $(tail -n 1 "$dir/runner.err")"; result "$dir/result.tmp" "f 1"; }
+			stage_failed "$res" "$name" "runner error (exit $?): $(tail -n 1 "$dir/runner.err")"
 	fi
-	p=$(awk '$1 == "p" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
-	f=$(awk '$1 == "f" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
-	s=$(awk '$1 == "s" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
-	b=$(awk '$1 == "b" { n += $2 } END { print n + 0 }' "$dir/result.tmp")
+	read -r p f s b < <(awk '{ n[$1] += $2 } END { print n["p"] + 0, n["f"] + 0, n["s"] + 0, n["b"] + 0 }' "$res")
 	# a failure line without a count still fails the stage
-	if [ "$f" = 0 ] && grep -q '^failure ' "$dir/result.tmp"; then
-		f=1
-	fi
+	[ "$f" != 0 ] || ! grep -q '^failure ' "$res" || f=1
 	{
-		echo "passed $p"
-		echo "failed $f"
-		echo "skipped $s"
-		echo "bookkeeping $b"
-		echo "time $(knc_elapsed "$t0")"
-		grep -E '^(failure|skip) ' "$dir/result.tmp" || true
+		printf '%s\n' "passed $p" "failed $f" "skipped $s" "bookkeeping $b" "time $(knc_elapsed "$t0")"
+		grep -E '^(failure|skip) ' "$res" || true
 	} >"$dir/result"
 	echo "[test] stage $name: $p passed, $f failed, $s skipped in $(knc_elapsed "$t0")$([ "$b" = 0 ] || echo " (and $b of the runner's own)")"
-	grep '^failure ' "$dir/result.tmp" | sed 's/^failure /[test]   /' | head -n 20 || true
-	[ ! -f "$dir/tail.txt" ] || cat "$dir/tail.txt"
-	cat "$dir"/*.host.out 2>/dev/null || true
+	grep '^failure ' "$res" | sed 's/^failure /[test]   /' | head -n 20 || true
+	cat "$dir/tail.txt" "$dir"/*.host.out 2>/dev/null || true
 }
 
 # --- the scheduler: up to $jobs stages at once, in table order, each
@@ -865,8 +815,7 @@ ready()
 ) &
 ticker=$!
 # the stages that take a CPU: all but the fetch of a Debian kernel
-# (build-stock-*), which waits on the network and dpkg and runs beside
-# them
+# (build-stock-*), which waits on the network and dpkg, beside them
 cpu_stages()
 {
 	local n=0 p
@@ -897,6 +846,5 @@ while :; do
 		unset "pids[$p]"
 	done
 done
-kill "$ticker" 2>/dev/null || true
 exit
 }

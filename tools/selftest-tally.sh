@@ -25,12 +25,33 @@ verdict()
 	if [ "$2" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 
-# a guest console that passes: boot lines, our own markers, KNC-DONE
+# expect CASE DETAIL CMD...: CASE passes when CMD (its output dropped)
+# succeeds, else fails with DETAIL
+expect()
+{
+	local c=$1 detail=$2
+
+	shift 2
+	if "$@" >/dev/null; then
+		verdict "$c" PASS
+	else
+		verdict "$c" FAIL "$detail"
+	fi
+}
+
+# not CMD...: CMD failed
+not()
+{
+	! "$@"
+}
+
+# good [LINE...]: a guest console that passes (boot lines, our own
+# markers, KNC-DONE), with LINEs after its third line
 good()
 {
 	printf '%s\n' "booting" \
 		"KNC-STAGE: t: vm-begin vm-end" \
-		"[    1.000000] KNC-T: alpha: FAIL a kernel printk of a marker" \
+		"[    1.000000] KNC-T: alpha: FAIL a kernel printk of a marker" "$@" \
 		"KNC-INFO: beta: some detail" \
 		"KNC-DONE"
 }
@@ -43,29 +64,17 @@ pbf()
 		END { printf "p=%d b=%d f=%d\n", p, b, f }' "$1"
 }
 
-# console_tally: ct_run NAME CONSOLE-FILE RC prints the stage's passed,
-# bookkeeping (the console's checks are) and failed sums
-ct_run()
+# ct_expect CASE WANT CONSOLE-FILE RC: console_tally's passed,
+# bookkeeping (the console's checks are) and failed sums are WANT
+ct_expect()
 {
-	local d=$tmp/ct-$1
+	local d=$tmp/ct-$1 out
 
 	mkdir -p "$d"
 	: >"$d/result.tmp"
-	console_tally "$1" "$2" "$3" "$d/result.tmp" >/dev/null 2>&1 || true
-	pbf "$d/result.tmp"
-}
-
-# ct_expect CASE WANT CONSOLE-FILE RC
-ct_expect()
-{
-	local out
-
-	out=$(ct_run "$1" "$3" "$4")
-	if [ "$out" = "$2" ]; then
-		verdict "$1" PASS
-	else
-		verdict "$1" FAIL "got '$out' want '$2'"
-	fi
+	console_tally "$1" "$3" "$4" "$d/result.tmp" >/dev/null 2>&1 || true
+	out=$(pbf "$d/result.tmp")
+	expect "$1" "got '$out' want '$2'" [ "$out" = "$2" ]
 }
 
 ct_expect console-clean-passes "p=0 b=2 f=0" "$tmp/good.log" 0
@@ -73,7 +82,7 @@ ct_expect console-missing-file-fails "p=0 b=0 f=2" "$tmp/nonexistent.log" 0
 
 # every report of the list, as the kernel prints it, fails the console
 while IFS='|' read -r name line; do
-	{ good | head -n 3; printf '%s\n' "$line"; good | tail -n +4; } >"$tmp/$name.log"
+	good "$line" >"$tmp/$name.log"
 	ct_expect "console-$name-fails" "p=0 b=1 f=1" "$tmp/$name.log" 0
 done <<'LINES'
 unknown-nmi|[   12.345678] Uhhuh. NMI received for unknown reason 20 on CPU 1.
@@ -97,7 +106,7 @@ csd-lock|[   15.000000] smp: csd: Detected non-responsive CSD lock (#1) on CPU#1
 LINES
 
 # the documented exceptions (tools/kernel-log-ok.ere) are not reports
-{ good | head -n 3; printf '%s\n' "[   14.342232] INFO: NMI handler (knc_pmi_handle [knc_perf]) took too long to run: 3.488 msecs"; good | tail -n +4; } >"$tmp/nmi-duration.log"
+good "[   14.342232] INFO: NMI handler (knc_pmi_handle [knc_perf]) took too long to run: 3.488 msecs" >"$tmp/nmi-duration.log"
 ct_expect console-ok-list-passes "p=0 b=2 f=0" "$tmp/nmi-duration.log" 0
 
 # our own markers and INFO lines are not reports
@@ -105,49 +114,18 @@ good | sed 's/^KNC-INFO: beta.*/KNC-INFO: beta: WARNING: the workload said so/' 
 ct_expect marker-lines-are-not-reports "p=0 b=2 f=0" "$tmp/info.log" 0
 
 # knc_log_clean (the KUnit VM's console scan)
-if knc_log_clean "$tmp/nonexistent.log" >/dev/null; then
-	verdict log-clean-missing-file-fails FAIL "a missing log passed"
-else
-	verdict log-clean-missing-file-fails PASS
-fi
-if knc_log_clean "$tmp/good.log" >/dev/null; then
-	verdict log-clean-clean-log-passes PASS
-else
-	verdict log-clean-clean-log-passes FAIL
-fi
-if knc_log_clean "$tmp/warn.log" >/dev/null; then
-	verdict log-clean-warn-fails FAIL "a WARN passed"
-else
-	verdict log-clean-warn-fails PASS
-fi
+expect log-clean-missing-file-fails "a missing log passed" not knc_log_clean "$tmp/nonexistent.log"
+expect log-clean-clean-log-passes "" knc_log_clean "$tmp/good.log"
+expect log-clean-warn-fails "a WARN passed" not knc_log_clean "$tmp/warn.log"
 
 # the guests' dmesg scan, with busybox sh and a stand-in dmesg
-if [ -x /bin/busybox ]; then
-	guest_scan()
-	{
-		sed "s|/tmp/knc-dmesg.all|$tmp/dmesg.all|g; s|/knc/bad.ere|$KNC_BAD_ERE|g; s|/knc/ok.ere|$KNC_OK_ERE|g" \
-			"$KNC_TOOLS/guest/lib.sh" >"$tmp/guest-lib.sh"
-		rm -f "$tmp/dmesg.all"
-		/bin/busybox sh -c "dmesg() { cat '$1'; }; . '$tmp/guest-lib.sh'; knc_dmesg_bad"
-	}
-	printf '%s\n' "[    1.0] knc_perf: 2 counters" "[    1.1] KNC-MODEL-KMOD: 3 passed, 0 failed" \
-		"[    1.2] INFO: NMI handler (knc_pmi_handle [knc_perf]) took too long to run: 3.488 msecs" >"$tmp/dm-clean"
-	printf '%s\n' "[    1.0] knc_perf: 2 counters" "[    2.0] Uhhuh. NMI received for unknown reason 30 on CPU 0." >"$tmp/dm-nmi"
-	out=$(guest_scan "$tmp/dm-clean")
-	if [ -z "$out" ]; then
-		verdict guest-dmesg-clean-passes PASS
-	else
-		verdict guest-dmesg-clean-passes FAIL "$out"
-	fi
-	out=$(guest_scan "$tmp/dm-nmi")
-	if printf '%s' "$out" | grep -q '^Uhhuh'; then
-		verdict guest-dmesg-unknown-nmi-fails PASS
-	else
-		verdict guest-dmesg-unknown-nmi-fails FAIL "scan printed '$out'"
-	fi
-else
-	verdict guest-dmesg-scan SKIP "no /bin/busybox"
-fi
+guest_scan()
+{
+	sed "s|/tmp/knc-dmesg.all|$tmp/dmesg.all|g; s|/knc/bad.ere|$KNC_BAD_ERE|g; s|/knc/ok.ere|$KNC_OK_ERE|g" \
+		"$KNC_TOOLS/guest/lib.sh" >"$tmp/guest-lib.sh"
+	rm -f "$tmp/dmesg.all"
+	/bin/busybox sh -c "dmesg() { cat '$1'; }; . '$tmp/guest-lib.sh'; knc_dmesg_bad"
+}
 
 # The guest's suite runner: a planned check that is not defined fails,
 # and a check is planned however its definition is spelt or indented.
@@ -158,15 +136,19 @@ guest_suite()
 		kt_indent=''; ktap_run_suite 1 '$2'" 2>&1 | grep -E '^(1\.\.|(not )?ok )' | tr '\n' '|')
 }
 if [ -x /bin/busybox ]; then
+	printf '%s\n' "[    1.0] knc_perf: 2 counters" "[    1.1] KNC-MODEL-KMOD: 3 passed, 0 failed" \
+		"[    1.2] INFO: NMI handler (knc_pmi_handle [knc_perf]) took too long to run: 3.488 msecs" >"$tmp/dm-clean"
+	printf '%s\n' "[    1.0] knc_perf: 2 counters" "[    2.0] Uhhuh. NMI received for unknown reason 30 on CPU 0." >"$tmp/dm-nmi"
+	out=$(guest_scan "$tmp/dm-clean")
+	expect guest-dmesg-clean-passes "$out" [ -z "$out" ]
+	out=$(guest_scan "$tmp/dm-nmi")
+	expect guest-dmesg-unknown-nmi-fails "scan printed '$out'" grep -q '^Uhhuh' <<<"$out"
 	printf '%s\n' 'if false; then' 'check_never_defined()' '{' '	:' '}' 'fi' \
 		'if false; then' '	check_indented()' '	{' '		:' '	}' 'fi' \
 		'check_defined() {' '	:' '}' >"$tmp/suite-undef.sh"
 	out=$(guest_suite "$KNC_TOOLS/guest/lib.sh" "$tmp/suite-undef.sh")
-	if [ "$out" = "1..3|not ok 1 never-defined|not ok 2 indented|ok 3 defined|" ]; then
-		verdict guest-undefined-check-fails PASS
-	else
-		verdict guest-undefined-check-fails FAIL "got '$out'"
-	fi
+	expect guest-undefined-check-fails "got '$out'" \
+		[ "$out" = "1..3|not ok 1 never-defined|not ok 2 indented|ok 3 defined|" ]
 	# a program's KTAP (kselftest.h): its plan before its results, exactly
 	# that many, numbered in order, exit 0 (or 1 with a failure)
 	printf '%s\n' 'p_ok() { printf "%s\\n" "TAP version 13" 1..2 "# a detail" "ok 1 a" "ok 2 b"; }' \
@@ -184,42 +166,28 @@ if [ -x /bin/busybox ]; then
 		'check_order() { ktap_program p_order; }' >"$tmp/suite-plan.sh"
 	sed "s|/tmp/knc-prog|$tmp/knc-prog|g; s|/tmp/knc-doc|$tmp/knc-doc|g" "$KNC_TOOLS/guest/lib.sh" >"$tmp/guest-lib-prog.sh"
 	out=$(guest_suite "$tmp/guest-lib-prog.sh" "$tmp/suite-plan.sh")
-	if [ "$out" = "1..8|ok 1 planned|not ok 2 failed|not ok 3 short|not ok 4 unplanned|not ok 5 late-plan|not ok 6 exit|not ok 7 skip|not ok 8 order|" ]; then
-		verdict guest-program-plan-kept PASS
-	else
-		verdict guest-program-plan-kept FAIL "got '$out'"
-	fi
+	expect guest-program-plan-kept "got '$out'" [ "$out" = "1..8|ok 1 planned|not ok 2 failed|not ok 3 short|not ok 4 unplanned|not ok 5 late-plan|not ok 6 exit|not ok 7 skip|not ok 8 order|" ]
+else
+	verdict guest-dmesg-scan SKIP "no /bin/busybox"
 fi
 
-# The stage tally of tools/run-tests.sh (ktap_tally, console_tally,
-# skip_allowed): st_run NAME ALLOW KTAP-TEXT prints the stage's passed,
-# failed and skipped sums and its failure lines
-st_run()
-{
-	local d=$tmp/st-$1
-
-	mkdir -p "$d"
-	printf '%s\n' "$3" >"$d/ktap.log"
-	: >"$d/result.tmp"
-	ktap_tally "$1" "$d/ktap.log" "$d/result.tmp" "$2" >/dev/null 2>&1 || true
-	skip_counts "$1" "$d/result.tmp" "$2"
-	awk '$1 == "p" { p += $2 } $1 == "f" { f += $2 } $1 == "s" { s += $2 }
-		END { printf "p=%d f=%d s=%d\n", p, f, s }' "$d/result.tmp"
-	grep '^failure ' "$d/result.tmp" | cut -c1-120 || true
-}
-
-# st_expect CASE WANT-ERE NAME ALLOW KTAP-TEXT
+# The stage tally of tools/run-tests.sh (ktap_tally, skip_counts,
+# skip_allowed): st_expect CASE WANT-ERE NAME ALLOW KTAP-TEXT, the stage's
+# passed, failed and skipped sums and its failure lines, joined by "|",
+# match WANT-ERE
 st_expect()
 {
-	local c=$1 re=$2 out
+	local d=$tmp/st-$3 out
 
-	shift 2
-	out=$(st_run "$@")
-	if printf '%s\n' "$out" | tr '\n' '|' | grep -qE -- "$re"; then
-		verdict "$c" PASS
-	else
-		verdict "$c" FAIL "got $(printf '%s\n' "$out" | tr '\n' '|')"
-	fi
+	mkdir -p "$d"
+	printf '%s\n' "$5" >"$d/ktap.log"
+	: >"$d/result.tmp"
+	ktap_tally "$3" "$d/ktap.log" "$d/result.tmp" "$4" >/dev/null 2>&1 || true
+	skip_counts "$3" "$d/result.tmp" "$4"
+	out=$({ awk '$1 == "p" { p += $2 } $1 == "f" { f += $2 } $1 == "s" { s += $2 }
+		END { printf "p=%d f=%d s=%d\n", p, f, s }' "$d/result.tmp"
+		grep '^failure ' "$d/result.tmp" | cut -c1-120 || true; } | tr '\n' '|')
+	expect "$1" "got $out" grep -qE -- "$2" <<<"$out"
 }
 
 st_suite()
@@ -234,22 +202,19 @@ if [ -f "$KNC_SRC/tools/testing/kunit/kunit.py" ]; then
 		"$(st_suite "    ok 1 x" "    not ok 2 y" "not ok 1 s")"
 	st_expect stage-check-not-run-fails 'f=[1-9]' c - \
 		"$(st_suite "    ok 1 x" "ok 1 s")"
-	st_expect stage-allowed-skip-counted '^p=1 f=0 s=1\|$' d cpus \
-		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP cpus: needs 2" "ok 1 s")"
-	st_expect stage-pinned-skip-count-kept '^p=1 f=0 s=1\|$' d2 cpus=1 \
-		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP cpus: needs 2" "ok 1 s")"
-	st_expect stage-pinned-skip-count-differs-fails 'f=1 s=1\|failure stage d3: 1 skips for cpus, the table pins 2' d3 cpus=2 \
-		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP cpus: needs 2" "ok 1 s")"
+	cpus=$(st_suite "    ok 1 x" "    ok 2 y # SKIP cpus: needs 2" "ok 1 s")
+	st_expect stage-allowed-skip-counted '^p=1 f=0 s=1\|$' d cpus "$cpus"
+	st_expect stage-pinned-skip-count-kept '^p=1 f=0 s=1\|$' d2 cpus=1 "$cpus"
+	st_expect stage-pinned-skip-count-differs-fails 'f=1 s=1\|failure stage d3: 1 skips for cpus, the table pins 2' d3 cpus=2 "$cpus"
 	st_expect stage-skip-not-allowed-fails 'f=1 s=1\|failure stage e: SKIP not allowed in this stage: kmemleak' e cpus \
 		"$(st_suite "    ok 1 x" "    ok 2 y # SKIP kmemleak: none" "ok 1 s")"
 	st_expect stage-kunit-console-skip-checked 'f=1 s=1\|failure stage f: SKIP not allowed in this stage: needs Intel' f - \
 		"$(printf '%s\n' "[    1.0] KTAP version 1" "[    1.0] 1..1" "[    1.0]     KTAP version 1" \
 			"[    1.0]     # Subtest: k" "[    1.0]     1..2" "[    1.1]     ok 1 u" \
 			"[    1.1]     ok 2 t # SKIP needs Intel support: the API" "[    1.2] ok 1 k")"
-	st_expect stage-kunit-skip-allowed-by-key '^p=1 f=0 s=1\|$' g needs-intel-support \
-		"$(printf '%s\n' "KTAP version 1" "1..2" "ok 1 u" "ok 2 t # SKIP needs Intel support: the API")"
-	st_expect stage-top-level-skip-not-allowed-fails 'f=1 s=1\|failure stage g2: SKIP not allowed in this stage: needs Intel' g2 - \
-		"$(printf '%s\n' "KTAP version 1" "1..2" "ok 1 u" "ok 2 t # SKIP needs Intel support: the API")"
+	intel=$(printf '%s\n' "KTAP version 1" "1..2" "ok 1 u" "ok 2 t # SKIP needs Intel support: the API")
+	st_expect stage-kunit-skip-allowed-by-key '^p=1 f=0 s=1\|$' g needs-intel-support "$intel"
+	st_expect stage-top-level-skip-not-allowed-fails 'f=1 s=1\|failure stage g2: SKIP not allowed in this stage: needs Intel' g2 - "$intel"
 	st_expect stage-two-ktap-documents-fail 'f=[1-9].*\|failure stage j: ktap.log holds 2 KTAP documents' j - \
 		"$(printf '%s\n' "KTAP version 1" "1..1" "ok 1 u" "KTAP version 1" "1..1" "not ok 1 u")"
 	st_expect stage-skipped-suite-checked-by-its-cases 'p=1 f=1 s=1\|failure stage i: SKIP not allowed in this stage: bad' i - \
@@ -268,11 +233,8 @@ printf '%s\n' "[ 1.0] boot" "KNC-KUNIT-BEGIN" "[ 2.0] KTAP version 1" "[ 2.0] 1.
 r1=$(kunit_range "$tmp/ku2.log" 1 | grep -c 'ok 1' || true)
 r2=$(kunit_range "$tmp/ku2.log" 2 | grep 'ok 1' || true)
 r3=$(kunit_range "$tmp/ku2.log" 3 | wc -l)
-if [ "$r1" = 1 ] && [ "$r2" = "[ 4.1] not ok 1 second" ] && [ "$r3" = 0 ]; then
-	verdict kunit-range-each-run-alone PASS
-else
-	verdict kunit-range-each-run-alone FAIL "run 1: $r1 result lines, run 2: '$r2', run 3: $r3 lines"
-fi
+expect kunit-range-each-run-alone "run 1: $r1 result lines, run 2: '$r2', run 3: $r3 lines" \
+	[ "$r1|$r2|$r3" = "1|[ 4.1] not ok 1 second|0" ]
 
 # bookkeeping_split: the passes of vm-begin and vm-end, and a program's
 # "-complete" leaf, are the runner's, counted apart; the suites' own stay
@@ -288,11 +250,7 @@ printf '%s\n' 'KTAP version 1' '1..3' '    KTAP version 1' '    # Subtest: vm-be
 ktap_tally bk "$tmp/bk.ktap" "$tmp/bk.res" - >/dev/null 2>&1 || true
 bookkeeping_split "$tmp/bk.ktap" "$tmp/bk.res"
 bk=$(pbf "$tmp/bk.res")
-if [ "$bk" = "p=3 b=3 f=1" ]; then
-	verdict bookkeeping-counted-apart PASS
-else
-	verdict bookkeeping-counted-apart FAIL "got '$bk' want 'p=3 b=3 f=1'"
-fi
+expect bookkeeping-counted-apart "got '$bk' want 'p=3 b=3 f=1'" [ "$bk" = "p=3 b=3 f=1" ]
 
 # console_tally's other verdicts: the guest ended (KNC-DONE, QEMU 0)
 grep -v '^KNC-DONE' "$tmp/good.log" >"$tmp/nodone.log"
@@ -311,11 +269,8 @@ for c in "fails:1" "passes:0"; do
 	chmod +x "$tmp/demo-$c/tools/run-tests.sh"
 	rc=0
 	bash "$tmp/demo-$c/tools/demo.sh" >"$tmp/demo-$c.out" 2>&1 || rc=$?
-	if [ "$rc" = "${c#*:}" ]; then
-		verdict "demo-exit-${c%%:*}" PASS
-	else
-		verdict "demo-exit-${c%%:*}" FAIL "exit $rc, want ${c#*:}: $(tail -n 3 "$tmp/demo-$c.out" | tr '\n' '|')"
-	fi
+	expect "demo-exit-${c%%:*}" "exit $rc, want ${c#*:}: $(tail -n 3 "$tmp/demo-$c.out" | tr '\n' '|')" \
+		[ "$rc" = "${c#*:}" ]
 done
 
 # check.sh's report of a selftest that dies with nothing but passes in
@@ -333,12 +288,8 @@ chmod +x "$tmp/ck/tools/selftest-tally.sh"
 	sed -n '/^ktap_n=0$/,/^# result FILE KEY/p' "$KNC_TOOLS/lib.sh"
 } >"$tmp/ck/tools/lib.sh"
 bash "$tmp/ck/tools/check.sh" >"$tmp/ck.out" 2>&1 || true
-if grep -q '^not ok 1 tally-selftest$' "$tmp/ck.out" &&
-   grep -q '^# tally-selftest exited 1' "$tmp/ck.out"; then
-	verdict check-reports-a-dead-selftest PASS
-else
-	verdict check-reports-a-dead-selftest FAIL "$(head -n 4 "$tmp/ck.out" | tr '\n' '|')"
-fi
+expect check-reports-a-dead-selftest "$(head -n 4 "$tmp/ck.out" | tr '\n' '|')" \
+	awk '/^not ok 1 tally-selftest$/ { n = 1 } /^# tally-selftest exited 1/ { e = 1 } END { exit !(n && e) }' "$tmp/ck.out"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] || exit 1
