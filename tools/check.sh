@@ -63,11 +63,6 @@ project_files()
 	fi
 }
 
-sources()
-{
-	project_files '*.c' '*.h'
-}
-
 # checkpatch's verdict is a function of a file's name and text and of
 # checkpatch's own files: a file it found clean is not checked again
 # until one of them changes (the check takes half a minute over every
@@ -76,7 +71,7 @@ check_checkpatch()
 {
 	local log=$work/checkpatch.log files todo=() stamps=() f h key clean
 
-	mapfile -t files < <(sources)
+	mapfile -t files < <(project_files '*.c' '*.h')
 	if [ ${#files[@]} -eq 0 ]; then
 		echo "check: no *.c/*.h files found (git ls-files failed?)" >"$log"
 		ktap_result checkpatch FAIL "no *.c/*.h files found"
@@ -100,9 +95,7 @@ check_checkpatch()
 		ktap_result checkpatch FAIL
 		return
 	fi
-	for h in "${stamps[@]}"; do
-		touch "$clean/$h"
-	done
+	[ ${#stamps[@]} -eq 0 ] || (cd "$clean" && touch "${stamps[@]}")
 	ktap_result checkpatch PASS
 }
 
@@ -155,10 +148,8 @@ build_key()
 # sources, a harness mutant's, does not evict the work tree's)
 check_build()
 {
-	local name=$1 kdir=$2 dir log rc=0 ours other key checker ourfiles stamp
+	local name=$1 kdir=$2 dir=$work/$1 log=$work/$1.log rc=0 ours other key checker ourfiles stamp
 
-	dir=$work/$name
-	log=$work/$name.log
 	checker=$(checker_for "$kdir" 2>"$work/$name.checker.log") || {
 		sed 's/^/# /' "$work/$name.checker.log" | tail -n 20
 		ktap_result "$name" FAIL "no sparse this kernel accepts"
@@ -214,12 +205,10 @@ ktap_begin 8
 # A failure always says why here, and ends nothing else: a selftest that
 # dies with only PASS lines in its log leaves grep -v nothing to select,
 # which under pipefail would end this script and lose every later check.
-rc=0
-"$KNC_TOOLS/selftest-tally.sh" >"$work/tally-selftest.log" 2>&1 || rc=$?
-if [ "$rc" = 0 ]; then
+if "$KNC_TOOLS/selftest-tally.sh" >"$work/tally-selftest.log" 2>&1; then
 	ktap_result tally-selftest PASS
 else
-	echo "# tally-selftest exited $rc; its lines but the passes:"
+	echo "# tally-selftest exited $?; its lines but the passes:"
 	{ grep -v ': PASS$' "$work/tally-selftest.log" || true; } |
 		sed 's/^/# /' | head -n 40
 	ktap_result tally-selftest FAIL
@@ -235,8 +224,7 @@ done
 if [ -z "$stale" ]; then
 	ktap_result mutants-apply PASS
 else
-	echo "# no longer apply:$stale (update them: tools/mutants/run.sh --only NAME)"
-	ktap_result mutants-apply FAIL
+	ktap_result mutants-apply FAIL "no longer apply:$stale (update them: tools/mutants/run.sh --only NAME)"
 fi
 
 # the RST documentation, as Sphinx builds it
@@ -268,8 +256,7 @@ done < <(sed -n 's/^PMU_FORMAT_ATTR(\([a-z]*\),[[:space:]]*"\([^"]*\)");/\1 \2/p
 if [ -z "$abimiss" ] && grep -q '^What:.*/knc/rdpmc$' "$abi"; then
 	ktap_result abi-doc PASS
 else
-	echo "# not in $abi:$abimiss"
-	ktap_result abi-doc FAIL
+	ktap_result abi-doc FAIL "not in $abi:$abimiss"
 fi
 
 knc_ensure_source

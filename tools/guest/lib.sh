@@ -4,23 +4,14 @@
 # The guest side of the harness (busybox sh), shipped as /knc/lib.sh and
 # sourced by /init (tools/guest/init) and by every suite.
 #
-# A suite is a file of check functions, tools/suites/NAME.sh:
-#
-#	check_stat_instructions_u_exact()
-#	{
-#		expect_eq "$(stat_count knc/event=0x16/u /knc/workload)" "$W_INSNS"
-#	}
-#
-# The check's name is the function's without "check_", "_" read as "-".
-# The plan is every "check_*()" that starts a line of the file (indented
-# or not: one defined inside an "if" is planned, and fails if it was not
-# defined when its turn comes), in
-# file order, counted before any runs (ktap_run_suite): a check that does
-# not run still has its line in the plan, and kunit.py parse fails it.
+# A suite is a file of check functions, tools/suites/NAME.sh (tools/
+# README.md, "A suite").  Its plan is every "check_*()" that starts a line
+# (indented or not: one defined inside an "if" is planned, and fails if it
+# was not defined when its turn comes), in file order, counted before any
+# runs (ktap_run_suite), so kunit.py parse fails a check that does not run.
 # A check passes unless an expect_* in it failed; "skip REASON: detail"
 # makes it a SKIP, which the host's stage table must allow (REASON is one
-# word, tools/stages).  Checks run in order in one shell, so one may use
-# what an earlier one left in a variable.
+# word, tools/stages).  Checks run in order in one shell.
 #
 # Output is KTAP (Documentation/dev-tools/ktap.rst), on /dev/ttyS1 when
 # the VM has a second serial port (the host's KTAP file, free of kernel
@@ -137,11 +128,6 @@ needs_cpus()
 	return 1
 }
 
-kt_name()
-{
-	echo "${1#check_}" | tr _ -
-}
-
 # The plan of a suite file: its check functions, in order, however the
 # definition is spelt ("check_x()", "check_x ()", "check_x() {").
 ktap_plan()
@@ -154,10 +140,8 @@ ktap_plan()
 # prints the suite's result line: a suite whose shell died has none).
 ktap_run_suite()
 {
-	rs_n=$1
-	rs_file=$2
-	rs_name=$(basename "$rs_file" .sh)
-	rs_checks=$(ktap_plan "$rs_file")
+	rs_name=$(basename "$2" .sh)
+	rs_checks=$(ktap_plan "$2")
 	rs_total=$(printf '%s\n' "$rs_checks" | grep -c .)
 	rs_fail=0
 	rs_i=0
@@ -166,12 +150,12 @@ ktap_run_suite()
 	kt_print "${kt_indent}1..$rs_total"
 	echo "KNC-SUITE: $rs_name ($rs_total checks)"
 	# shellcheck disable=SC1090
-	. "$rs_file"
+	. "$2"
 	for rs_fn in $rs_checks; do
 		rs_i=$((rs_i + 1))
 		kt_res=pass
 		kt_skip=
-		kt_cur=$(kt_name "$rs_fn")
+		kt_cur=$(echo "${rs_fn#check_}" | tr _ -)
 		echo "KNC-CHECK: $kt_cur"
 		echo "$kt_cur" >/tmp/knc-check
 		# a planned check that is not defined (inside an if, say)
@@ -194,19 +178,16 @@ ktap_run_suite()
 }
 
 # ktap_doc FILE RC: read FILE, the output of a program that exited RC
-# and printed a KTAP document of its own: what kselftest.h's
-# ksft_print_header(), ksft_set_plan() and ksft_test_result() print
-# (tools/testing/selftests/kselftest.h of the kernel source), a plan
-# "1..N", then "ok K name" or "not ok K name" per check and "# " lines.
-# Its results go to /tmp/knc-doc.res, one "ok|fail NAME" a line, its
-# "# " lines before each as "# TEXT"; every other line of FILE to the
-# console with "| " before it.  Sets kd_plan (N, empty without a plan),
-# kd_n (results), kd_pass (results "ok" without a directive) and
-# kd_why: empty when the document is complete (one plan, before the
-# first result, exactly N results numbered 1 to N, no "Bail out!", and
-# RC 0, or 1 (KSFT_FAIL, ksft_finished()) with a result failed), else
-# what is wrong.  A SKIP inside a program is a failure: no stage table
-# can allow it.
+# and printed a KTAP document as the kernel's kselftest.h does (a plan
+# "1..N", then "ok K name" or "not ok K name" per check and "# " lines).
+# Its results go to /tmp/knc-doc.res as "ok|fail NAME", each after its
+# "# " lines; every other line of FILE to the console as "| LINE".  Sets
+# kd_plan (N, empty without a plan), kd_n (results), kd_pass (results
+# "ok" without a directive) and kd_why: empty when the document is
+# complete (one plan, before the first result, exactly N results
+# numbered 1 to N, no "Bail out!", and RC 0, or 1 (KSFT_FAIL,
+# ksft_finished()) with a result failed), else what is wrong.  A SKIP
+# inside a program is a failure: no stage table can allow it.
 ktap_doc()
 {
 	kd_plan=
@@ -244,7 +225,7 @@ ktap_doc()
 			fi
 			;;
 		"Bail out!"*)
-			echo "$kd_l" | sed 's/^/# /' >>/tmp/knc-doc.res
+			echo "# $kd_l" >>/tmp/knc-doc.res
 			kd_why="it bailed out"
 			;;
 		*) echo "| $kd_l" ;;
@@ -281,19 +262,13 @@ ktap_program()
 	kp_i=0
 	while IFS= read -r kp_line; do
 		case "$kp_line" in
-		"#"*)
-			kt_print "$kp_sub$kp_line"
-			;;
-		ok\ *)
-			kp_i=$((kp_i + 1))
-			kt_print "${kp_sub}ok $kp_i ${kp_line#ok }"
-			echo "$1: $kp_line"
-			;;
+		"#"*) kt_print "$kp_sub$kp_line" ;;
 		*)
 			kp_i=$((kp_i + 1))
-			kt_print "${kp_sub}not ok $kp_i ${kp_line#fail }"
+			kp_ok=ok
+			[ "${kp_line%% *}" = ok ] || kp_ok="not ok" kt_res=fail
+			kt_print "$kp_sub$kp_ok $kp_i ${kp_line#* }"
 			echo "$1: $kp_line"
-			kt_res=fail
 			;;
 		esac
 	done </tmp/knc-doc.res
@@ -476,25 +451,22 @@ knc_refs()
 	modrefs knc_perf | sed 's/^gone$/0/'
 }
 
-# wait_refs N: up to ~10 s until at least N knc events are open
+# wait_refs N [OP]: up to ~10 s until the knc events open are OP N
+# (a test(1) operator, -ge: at least N)
 wait_refs()
 {
 	wr_i=0
-	while [ "$(knc_refs)" -lt "$1" ] && [ $wr_i -lt 200 ]; do
+	until test "$(knc_refs)" "${2:--ge}" "$1" || [ $wr_i -ge 200 ]; do
 		sleep 0.05
 		wr_i=$((wr_i + 1))
 	done
-	[ "$(knc_refs)" -ge "$1" ]
+	test "$(knc_refs)" "${2:--ge}" "$1"
 }
 
 # wait_refs_zero: up to ~10 s until no knc event is open
 wait_refs_zero()
 {
-	wz_i=0
-	while [ "$(knc_refs)" -gt 0 ] && [ $wz_i -lt 200 ]; do
-		sleep 0.05
-		wz_i=$((wz_i + 1))
-	done
+	wait_refs 0 -le || true
 }
 
 # record_printed LOG: the sample count perf record printed, from its own

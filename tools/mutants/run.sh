@@ -64,39 +64,41 @@ fi
 
 RESULTS=$WORK/results
 
-# matched TEXT STAGES EXPECTED: TEXT (a failure line) is EXPECTED
-matched()
+# failed_as STAGES EXPECTED: a failure line of judge's fails is EXPECTED's,
+# in one of STAGES
+failed_as()
 {
-	local line=$1 want=$3 s rest
+	local l s rest
 
-	for s in ${2//,/ }; do
-		[[ "$line" == "stage $s: "* ]] || continue
-		rest=${line#"stage $s: "}
-		[[ "$rest" == "$want" || "$rest" == "$want "* || "$rest" == "$want:"* || "$rest" == "$want("* ]] &&
-			return 0
+	for l in "${fails[@]}"; do
+		for s in ${1//,/ }; do
+			[[ "$l" == "stage $s: "* ]] || continue
+			rest=${l#"stage $s: "}
+			[[ "$rest" == "$2" || "$rest" == "$2 "* || "$rest" == "$2:"* || "$rest" == "$2("* ]] &&
+				return 0
+		done
 	done
 	return 1
 }
 
-# code_key: today's code as every stage sees it: the driver, tools/ but
-# the suites, the mutants and its README (tracked and new
-# files, as they are in the work tree: runner, guest, C programs, stage
+# sums PATHSPEC...: the checkout's tracked and new files, as they are in
+# the work tree, with their sha256sum
+sums()
+{
+	(cd "$KNC_TOP" && git ls-files -z --cached --others --exclude-standard -- "$@" |
+		sort -z | xargs -0 sha256sum)
+}
+
+# CODE_KEY: today's code as every stage sees it: the driver, tools/ but
+# the suites, the mutants and its README (runner, guest, C programs, stage
 # tables, model patches, kernel configs), and the kernels the rows build
 # or boot.  The suites (suite_files) and kunit/ count per stage.
-code_key()
-{
-	{
-		(cd "$KNC_TOP" && git ls-files -z --cached --others --exclude-standard \
-			-- Makefile Kbuild 'knc_*.[ch]' tools \
-			':!tools/mutants' ':!tools/README.md' ':!tools/suites' |
-			sort -z | xargs -0 sha256sum)
-		dpkg-query -W -f '${Package}=${Version}\n' 'linux-source-*' 'linux-image-*' 2>/dev/null | sort
-	} | sha256sum | cut -c1-16
-}
-CODE_KEY=$(code_key)
+CODE_KEY=$( {
+	sums Makefile Kbuild 'knc_*.[ch]' tools ':!tools/mutants' ':!tools/README.md' ':!tools/suites'
+	dpkg-query -W -f '${Package}=${Version}\n' 'linux-source-*' 'linux-image-*' 2>/dev/null | sort
+} | sha256sum | cut -c1-16)
 # kunit/: only the kunit stage builds and loads it
-KUNIT_KEY=$( (cd "$KNC_TOP" && git ls-files -z --cached --others --exclude-standard -- kunit |
-	sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
+KUNIT_KEY=$(sums kunit | sha256sum | cut -c1-16)
 
 # suite_files WORD...: the files of tools/suites that stages run, each
 # WORD a stage (its row's suites) or STAGE=SUITE+SUITE: each suite's
@@ -104,21 +106,15 @@ KUNIT_KEY=$( (cd "$KNC_TOP" && git ls-files -z --cached --others --exclude-stand
 # which every VM runs
 suite_files()
 {
-	local w st list x
+	local w list x
 
 	{
 		echo vm-begin
 		echo vm-end
 		for w in "$@"; do
-			st=${w%%=*}
-			if [[ "$w" == *=* ]]; then
-				list=${w#*=}
-				list=${list//+/ }
-			else
-				list=$(awk -v n="$st" '$1 == n { print $8 }' "$KNC_TOOLS/stages")
-				list=${list//,/ }
-			fi
-			for x in $list; do echo "${x%%:*}"; done
+			list=${w#*=}
+			[[ "$w" == *=* ]] || list=$(awk -v n="$w" '$1 == n { print $8 }' "$KNC_TOOLS/stages" | tr , +)
+			for x in ${list//+/ }; do echo "${x%%:*}"; done
 		done
 	} | sort -u | while read -r x; do
 		for f in "$KNC_TOOLS/suites/$x".{sh,host,watch}; do
@@ -185,7 +181,7 @@ control_key()
 # a run left them; "not run" while a stage has no result at today's key
 judge()
 {
-	local f=$1 n w st r stages e2s e l ok missing=() fails=() last='' old=''
+	local f=$1 n w r st stages e2s e missing=() fails=() last='' old=''
 
 	n=$(basename "$f" .patch)
 	for w in $(stage_controls "$f"); do
@@ -198,30 +194,21 @@ judge()
 	done
 	for w in $(stage_controls "$f"); do
 		r=$RESULTS/$n/${w%%=*}.run
-		case "$(sed -n 's/^status //p' "$r")" in
-		STALE | ERROR)
-			printf '%s\t%s\n' "$(sed -n 's/^status //p' "$r")" "$(sed -n 's/^note //p' "$r")"
+		st=$(sed -n 's/^status //p' "$r")
+		if [ "$st" = STALE ] || [ "$st" = ERROR ]; then
+			printf '%s\t%s\n' "$st" "$(sed -n 's/^note //p' "$r")"
 			return
-			;;
-		esac
+		fi
 		mapfile -t -O "${#fails[@]}" fails <"$RESULTS/$n/${w%%=*}.failures"
 		last+="${last:+; }${w%%=*} $(sed -n 's/^last //p' "$r")"
 	done
 	stages=$(header "$f" stages)
 	e2s=$(echo "$stages" | tr , '\n' | grep -vx kunit | paste -sd, - || true)
 	while IFS= read -r e; do
-		ok=0
-		for l in "${fails[@]}"; do
-			matched "$l" "$stages" "$e" && { ok=1; break; }
-		done
-		[ "$ok" = 1 ] || missing+=("$e")
+		failed_as "$stages" "$e" || missing+=("$e")
 	done < <(header "$f" expect)
 	while IFS= read -r e; do
-		ok=0
-		for l in "${fails[@]}"; do
-			[ -n "$e2s" ] && matched "$l" "$e2s" "$e" && { ok=1; break; }
-		done
-		[ "$ok" = 1 ] || missing+=("$e (end to end)")
+		failed_as "$e2s" "$e" || missing+=("$e (end to end)")
 	done < <(header "$f" e2e)
 	if [ ${#fails[@]} = 0 ]; then
 		printf 'SURVIVED\tthe run passed: '
@@ -334,11 +321,13 @@ while read -r v; do
 	[ "$v" = KNC_CACHE ] || clean_env+=(-u "$v")
 done < <(compgen -e | grep '^KNC_' || true)
 
-# apply DIR PATCH [--check]: git apply in DIR, no repository above it
-# taken for its top
+# apply DIR PATCH: git apply in DIR (no repository above it taken for
+# its top), its log in DIR.apply.log; "STALE reason" when it fails
 apply()
 {
-	(cd "$1" && GIT_CEILING_DIRECTORIES=$(dirname "$1") git apply ${3:+"$3"} "$2")
+	(cd "$1" && export GIT_CEILING_DIRECTORIES="${1%/*}" &&
+		git apply --check "$2" && git apply "$2") >"$1.apply.log" 2>&1 ||
+		{ echo "STALE $(head -n1 "$1.apply.log")"; return 1; }
 }
 
 # --- preparing a mutant: prints the environment word for run-tests.sh
@@ -346,28 +335,24 @@ apply()
 
 prep_driver()
 {
-	local n=$1 f=$2 d=$WORK/src-$1
+	local d=$WORK/src-$1
 
 	rm -rf "$d"
 	mkdir -p "$d"
 	cp "$KNC_TOP"/{Makefile,Kbuild} "$KNC_TOP"/knc_*.[ch] "$d/"
 	cp -r "$KNC_TOP/kunit" "$d/"
-	apply "$d" "$f" --check >"$d.apply.log" 2>&1 || { echo "STALE $(head -n1 "$d.apply.log")"; return 1; }
-	apply "$d" "$f" >>"$d.apply.log" 2>&1 || { echo "STALE $(head -n1 "$d.apply.log")"; return 1; }
-	echo "KNC_DRIVER_SRC=$d"
+	apply "$d" "$2" && echo "KNC_DRIVER_SRC=$d"
 }
 
 prep_harness()
 {
-	local n=$1 f=$2 d=$WORK/repo-$1
+	local d=$WORK/repo-$1
 
 	rm -rf "$d"
 	mkdir -p "$d"
 	(cd "$KNC_TOP" && git ls-files -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
 		tar -xf - -C "$d"
-	apply "$d" "$f" --check >"$d.apply.log" 2>&1 || { echo "STALE $(head -n1 "$d.apply.log")"; return 1; }
-	apply "$d" "$f" >>"$d.apply.log" 2>&1 || { echo "STALE $(head -n1 "$d.apply.log")"; return 1; }
-	echo "REPO=$d"
+	apply "$d" "$2" && echo "REPO=$d"
 }
 
 # The patched tree tools/qemu/build-qemu.sh makes of Debian's: the tree
@@ -379,10 +364,8 @@ qemu_series_tree()
 	idx=$(mktemp -u)
 	GIT_INDEX_FILE=$idx git -C "$QTREE" read-tree refs/tags/debian
 	for p in "$KNC_TOOLS"/qemu/patches/*.patch; do
-		GIT_INDEX_FILE=$idx git -C "$QTREE" apply --cached --whitespace=nowarn "$p" || {
-			rm -f "$idx"
-			return 1
-		}
+		GIT_INDEX_FILE=$idx git -C "$QTREE" apply --cached --whitespace=nowarn "$p" ||
+			{ rm -f "$idx"; return 1; }
 	done
 	GIT_INDEX_FILE=$idx git -C "$QTREE" write-tree
 	rm -f "$idx"
@@ -459,19 +442,18 @@ prep_model()
 		sha256sum | cut -c1-16)
 	if [ -x "$bin" ] && [ "$(cat "$bin.key" 2>/dev/null)" = "$key" ]; then
 		knc_log "model $n: cached $bin (key $key)" >&2
-		echo "KNC_QEMU_BIN=$bin"
-		return 0
+	else
+		rm -f "$bin" "$bin.key"
+		# the model's tree at tools/qemu/patches, built (a no-op when it is)
+		"$KNC_TOOLS/qemu/build-qemu.sh" >"$WORK/qemu-$n.log" 2>&1 ||
+			{ echo "ERROR tools/qemu/build-qemu.sh failed ($WORK/qemu-$n.log)"; return 1; }
+		why=$(
+			exec 8>"$QLOCK"
+			flock 8
+			qemu_mutant_build "$n" "$f" "$bin" 2>>"$WORK/qemu-$n.log"
+		) || { echo "${why:-ERROR the mutant build failed ($WORK/qemu-$n.log)}"; return 1; }
+		echo "$key" >"$bin.key"
 	fi
-	rm -f "$bin" "$bin.key"
-	# the model's tree at tools/qemu/patches, built (a no-op when it is)
-	"$KNC_TOOLS/qemu/build-qemu.sh" >"$WORK/qemu-$n.log" 2>&1 ||
-		{ echo "ERROR tools/qemu/build-qemu.sh failed ($WORK/qemu-$n.log)"; return 1; }
-	why=$(
-		exec 8>"$QLOCK"
-		flock 8
-		qemu_mutant_build "$n" "$f" "$bin" 2>>"$WORK/qemu-$n.log"
-	) || { echo "${why:-ERROR the mutant build failed ($WORK/qemu-$n.log)}"; return 1; }
-	echo "$key" >"$bin.key"
 	echo "KNC_QEMU_BIN=$bin"
 }
 
@@ -491,9 +473,7 @@ run_control()
 	out=$RESULTS/control-$k
 	# a control that passed on today's code stands; one that did not
 	# runs again
-	if [ "$(sed -n 's/^rc //p' "$out.run" 2>/dev/null)" = 0 ]; then
-		return 0
-	fi
+	[ "$(sed -n 's/^rc //p' "$out.run" 2>/dev/null)" != 0 ] || return 0
 	knc_log "control: $1"
 	env "${clean_env[@]}" ${sw:+"$sw"} "$KNC_TOOLS/run-tests.sh" --jobs 1 --only "$st" \
 		>"$logs/control-$k.log" 2>&1 </dev/null || rc=$?
@@ -507,8 +487,8 @@ run_control()
 # result is not at today's key (every stage with --only or --all)
 run_mutant()
 {
-	local n=$1 f=$MDIR/$1.patch t0 what target log result seen envw repo rc ck c w st
-	local todo=() run_st='' run_su='' status
+	local n=$1 f=$MDIR/$1.patch log=$logs/$1.log t0 what target c w st status
+	local todo=() run_st='' run_su='' ck='' result='' seen='' envw='' repo=$KNC_TOP
 
 	t0=$(date +%s)
 	what=$(header "$f" what)
@@ -525,10 +505,7 @@ run_mutant()
 		knc_log "mutant $n: every stage has a result at today's code"
 		return
 	fi
-	log=$logs/$n.log
 	knc_log "mutant $n ($target, $run_st${run_su:+, $run_su}): $what"
-	result='' seen='' envw='' repo=$KNC_TOP
-	ck=
 	for c in "${todo[@]}"; do
 		[ "$(sed -n 's/^rc //p' "$RESULTS/control-$(control_key "$c").run" 2>/dev/null)" = 0 ] ||
 			ck+="$c "
@@ -539,22 +516,17 @@ run_mutant()
 		result=ERROR seen="the control of ${ck% } (today's code, no mutant) did not pass"
 	else
 		case "$target" in
-		driver) envw=$(prep_driver "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
-		model) envw=$(prep_model "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
-		harness) envw=$(prep_harness "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
+		driver | model | harness) envw=$(prep_"$target" "$n" "$f") || result=${envw%% *} seen=${envw#* } ;;
 		*) result=ERROR seen="unknown target '$target'" ;;
 		esac
 	fi
 	mkdir -p "$RESULTS/$n"
+	status=${result:-RAN}
+	: >"$log"
 	if [ -z "$result" ]; then
 		case "$envw" in REPO=*) repo=${envw#REPO=} envw= ;; esac
-		rc=0
 		env "${clean_env[@]}" ${envw:+"$envw"} ${run_su:+"KNC_SUITES=$run_su"} "$repo/tools/run-tests.sh" \
-			--jobs 1 --only "$run_st" >"$log" 2>&1 </dev/null || rc=$?
-		status=RAN
-	else
-		status=$result
-		: >"$log"
+			--jobs 1 --only "$run_st" >"$log" 2>&1 </dev/null || true
 	fi
 	for w in "${todo[@]}"; do
 		st=${w%%=*}
