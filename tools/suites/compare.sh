@@ -71,9 +71,18 @@ cm_record()
 	cm "${4:-$1}" "dbg-record-$2" "$cm_d"
 }
 
-cm_cs()
+# cm_pp LABEL TAG EVENT-ARGS...: the ping-pong under perf stat
+# --no-inherit of EVENT-ARGS and cs: LABEL's pp-TAGcs (the counted
+# task's context switches) and dbg-ppTAG (the debug-MSR delta)
+cm_pp()
 {
-	stat_named /tmp/cm-pp.out 'cs\|context-switches'
+	cp_l=$1
+	cp_t=$2
+	shift 2
+	cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, "$@" -e cs -o /tmp/cm-pp.out \
+		/knc/pingpong $CM_PP)
+	cm "$cp_l" "pp$cp_t-cs" "$(stat_named /tmp/cm-pp.out 'cs\|context-switches')"
+	cm "$cp_l" "dbg-pp$cp_t" "$cm_d"
 }
 
 # cm_measure PMU [LABEL]: every per-PMU number of the table for PMU's
@@ -98,11 +107,8 @@ cm_measure()
 	# context switches: only the parent carries the events
 	# (--no-inherit); on one CPU every pipe round trip switches it out
 	# and back in
-	cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, -e "$cm_ev" -e cs \
-		-o /tmp/cm-pp.out /knc/pingpong $CM_PP)
+	cm_pp $cm_l "" -e "$cm_ev"
 	cm $cm_l pp-count "$(stat_first /tmp/cm-pp.out)"
-	cm $cm_l pp-cs "$(cm_cs)"
-	cm $cm_l dbg-pp "$cm_d"
 	# one self-read through RDPMC and through read(2), measured with
 	# the other counter (its own KNC-CMP lines, named by PMU)
 	taskset -c 0 /knc/selfread-cost $cm_p >/tmp/cm-sr.out 2>&1 ||
@@ -118,27 +124,18 @@ cm_measure()
 check_compare_measure()
 {
 	: >$CM_OUT
-	cm_rc=0
-	knc-insmod /knc/msr.ko || cm_rc=$?
-	expect_eq "$cm_rc" 0 "insmod msr.ko"
-	cm_rc=0
-	knc-insmod /knc/knc-perf.ko || cm_rc=$?
-	expect_eq "$cm_rc" 0 "insmod knc-perf.ko"
+	for cm_ko in msr.ko knc-perf.ko; do
+		expect_true "insmod $cm_ko" knc-insmod /knc/$cm_ko
+	done
 	cm all kernel "$(uname -r) ($(sed -n 's/.* Debian \([^ ]*\) .*/\1/p' /proc/version))"
 	cm all perf "$(perf --version 2>/dev/null | awk '{ print $3 }')"
 	echo "# debug MSRs at start: $(/knc/kncdbg -v | tr '\n' ';')"
 	cm_measure cpu
 	cm_measure knc
 	# what a spflt event adds to a context switch (knc only: SPFLT_CONTROL)
-	cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, -e knc/event=0x16,spflt=1/u \
-		-e cs -o /tmp/cm-pp.out /knc/pingpong $CM_PP)
-	cm knc pp-spflt-cs "$(cm_cs)"
-	cm knc dbg-pp-spflt "$cm_d"
+	cm_pp knc -spflt -e knc/event=0x16,spflt=1/u
 	# the same ping-pong with the software event only: the baseline
-	cm_d=$(/knc/kncdbg -- taskset -c 0 perf stat --no-inherit -x, -e cs -o /tmp/cm-pp.out \
-		/knc/pingpong $CM_PP)
-	cm none pp-cs "$(cm_cs)"
-	cm none dbg-pp "$cm_d"
+	cm_pp none ""
 	echo "# debug MSRs at end: $(/knc/kncdbg -v | tr '\n' ';')"
 	info "perf_event_max_sample_rate $(cat /proc/sys/kernel/perf_event_max_sample_rate)"
 	# every metric of the table was taken

@@ -186,11 +186,7 @@ check_annotate_loop()
 	# the loop is one dec and one jnz (jne to objdump)
 	dm_loop=$(awk -F: '$1 ~ /^ *[0-9.]+ *$/ && $3 ~ /(dec|jne|jnz) / { s += $1 }
 		END { printf "%.2f", s }' "$dm_out")
-	if awk -v s="$dm_loop" 'BEGIN { exit !(s >= 99) }'; then
-		info "the loop has $dm_loop% of heavy's samples"
-	else
-		fail "the loop has $dm_loop% of heavy's samples"
-	fi
+	expect_true "the loop has $dm_loop% of heavy's samples" awk -v s="$dm_loop" 'BEGIN { exit !(s >= 99) }'
 }
 
 check_selfmon_region()

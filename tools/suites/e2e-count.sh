@@ -24,6 +24,21 @@ E2E_LONG=/knc/workload-$E2E_LONG_N
 # rotation costs the debug kernel more (measured 5.2-5.5% there on 6.12).
 E2E_MUX_BOUND=8
 [ "$KNC_KERNEL" != debug ] || E2E_MUX_BOUND=10
+# shellcheck disable=SC2034 # e2e-sample's and e2e-model's: sh -c, $E2E_W
+# pinned to each CPU, all run to their end
+E2E_PIN_ALL="i=0; while [ \$i -lt $KNC_CPUS ]; do taskset -c \$i $E2E_W & i=\$((i + 1)); done; wait"
+
+# e2e_run WHAT LOG CMD...: CMD, its output in LOG; unless it succeeds, the
+# check fails with WHAT and LOG's last lines, and the status is 1
+e2e_run()
+{
+	er_what=$1
+	er_log=$2
+	shift 2
+	"$@" >"$er_log" 2>&1 && return
+	fail "$er_what: $(tail -n 3 "$er_log" | tr '\n' ' ')"
+	return 1
+}
 
 check_stat_instructions_u_exact()
 {

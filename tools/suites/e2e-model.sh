@@ -11,12 +11,11 @@
 # the syscall take one more each).  The closed forms' cycles C are the
 # model's cycles (tools/qemu/README.md), not instructions.
 
-EM_N=1000000
-EM_W=/knc/workload-$EM_N
-EM_INSNS=$(w_insns $EM_N)
-EM_BRANCHES=$(w_branches $EM_N)
-EM_CYCLES=$(w_cycles $EM_N)
-EM_LOAD=/knc/loadloop-$EM_N
+# e2e-count.sh's workloads (E2E_N, E2E_W, E2E_INSNS, E2E_BRANCHES,
+# E2E_CYCLES, E2E_PIN_ALL) and e2e_run
+# shellcheck source=tools/suites/e2e-count.sh
+. /knc/suites/e2e-count.sh
+EM_LOAD=/knc/loadloop-$E2E_N
 
 # The EvtSel bits of table 1-5, typed in from the spec (not the driver's)
 MC_USR=$((1 << 16))
@@ -29,43 +28,43 @@ MC_INV=$((1 << 23))
 
 check_model_data_read_u()
 {
-	expect_eq "$(stat_count knc/data_read/u $EM_LOAD)" $EM_N
+	expect_eq "$(stat_count knc/data_read/u $EM_LOAD)" $E2E_N
 }
 
 check_model_data_read_raw_event0_u()
 {
-	expect_eq "$(stat_count knc/event=0x0/u $EM_LOAD)" $EM_N
+	expect_eq "$(stat_count knc/event=0x0/u $EM_LOAD)" $E2E_N
 }
 
 check_model_data_write_u()
 {
-	expect_eq "$(stat_count knc/data_write/u $EM_LOAD)" $EM_N
+	expect_eq "$(stat_count knc/data_write/u $EM_LOAD)" $E2E_N
 }
 
 check_model_data_read_or_write_u()
 {
-	expect_eq "$(stat_count knc/data_read_or_write/u $EM_LOAD)" $((2 * EM_N))
+	expect_eq "$(stat_count knc/data_read_or_write/u $EM_LOAD)" $((2 * E2E_N))
 }
 
 check_model_l1d_loads_u()
 {
-	expect_eq "$(stat_count L1-dcache-loads:u $EM_LOAD)" $EM_N
+	expect_eq "$(stat_count L1-dcache-loads:u $EM_LOAD)" $E2E_N
 }
 
 check_model_l1d_stores_u()
 {
-	expect_eq "$(stat_count L1-dcache-stores:u $EM_LOAD)" $EM_N
+	expect_eq "$(stat_count L1-dcache-stores:u $EM_LOAD)" $E2E_N
 }
 
 check_model_loadloop_instructions_u()
 {
-	expect_eq "$(stat_count knc/event=0x16/u $EM_LOAD)" $((4 * EM_N + 4))
+	expect_eq "$(stat_count knc/event=0x16/u $EM_LOAD)" $((4 * E2E_N + 4))
 }
 
 # the workload has no memory access at all
 check_model_data_read_none_u()
 {
-	expect_eq "$(stat_count knc/data_read/u $EM_W)" 0
+	expect_eq "$(stat_count knc/data_read/u $E2E_W)" 0
 }
 
 # the VPU event with the same code (umask 0x20) is not DATA_READ
@@ -76,34 +75,34 @@ check_model_data_read_vpu_umask_u()
 
 check_model_inv_cmask1_branches_u()
 {
-	expect_eq "$(stat_count knc/event=0x12,inv=1,cmask=1/u $EM_W)" $((EM_CYCLES - EM_BRANCHES))
+	expect_eq "$(stat_count knc/event=0x12,inv=1,cmask=1/u $E2E_W)" $((E2E_CYCLES - E2E_BRANCHES))
 }
 
 check_model_cmask1_branches_u()
 {
-	expect_eq "$(stat_count knc/event=0x12,cmask=1/u $EM_W)" $EM_BRANCHES
+	expect_eq "$(stat_count knc/event=0x12,cmask=1/u $E2E_W)" $E2E_BRANCHES
 }
 
 check_model_cmask2_instructions_u()
 {
-	expect_eq "$(stat_count knc/event=0x16,cmask=2/u $EM_W)" 0
+	expect_eq "$(stat_count knc/event=0x16,cmask=2/u $E2E_W)" 0
 }
 
 check_model_inv_cmask2_instructions_u()
 {
-	expect_eq "$(stat_count knc/event=0x16,inv=1,cmask=2/u $EM_W)" $EM_CYCLES
+	expect_eq "$(stat_count knc/event=0x16,inv=1,cmask=2/u $E2E_W)" $E2E_CYCLES
 }
 
 check_model_inv_cmask1_data_read_u()
 {
-	expect_eq "$(stat_count knc/data_read,inv=1,cmask=1/u $EM_LOAD)" $((5 * EM_N + 4 - EM_N))
+	expect_eq "$(stat_count knc/data_read,inv=1,cmask=1/u $EM_LOAD)" $((5 * E2E_N + 4 - E2E_N))
 }
 
 # EDGE: one rising edge per branch of the loop, within a few (the model's
 # closed form sees no edge across a sync, e.g. a tick)
 check_model_edge_branches_u()
 {
-	expect_range "$(stat_count knc/event=0x12,edge=1/u $EM_W)" $((EM_BRANCHES - 10)) $EM_BRANCHES
+	expect_range "$(stat_count knc/event=0x12,edge=1/u $E2E_W)" $((E2E_BRANCHES - 10)) $E2E_BRANCHES
 }
 
 # em_evtsel EVENT WANT [SPFLT-WANT [COUNTER]]: with EVENT counting
@@ -116,9 +115,8 @@ em_evtsel()
 	em_want_n=${4:-}
 	perf stat -a -C 0 -x, -e "$1" -o /tmp/mc-evtsel.out -- sleep 1 >/dev/null 2>&1 &
 	em_pid=$!
-	em_i=0
 	em_got=
-	while [ $em_i -lt 50 ]; do
+	for _ in $(seq 50); do
 		# shellcheck disable=SC2046 # four words
 		set -- "$1" "$2" "${3:-0}" $(/knc/msrpeek 0 0x28 0x29 0x2f 0x2c)
 		if [ $(($4 & MC_EN)) != 0 ]; then
@@ -129,7 +127,6 @@ em_evtsel()
 			break
 		fi
 		sleep 0.05
-		em_i=$((em_i + 1))
 	done
 	wait $em_pid
 	if [ -z "$em_got" ]; then
@@ -183,12 +180,9 @@ check_model_evtsel_spflt_u()
 # record-sample-count
 check_model_record_branches_same_ip()
 {
-	if ! taskset -c 0 perf record -q -c 9999 -e knc/event=0x12/u -o /tmp/mc-br.data \
-		$EM_W >/tmp/mc-br.log 2>&1; then
-		fail "perf record: $(tail -n 3 /tmp/mc-br.log | tr '\n' ' ')"
-		return
-	fi
-	expect_eq "$(record_samples /tmp/mc-br.data)" $((EM_BRANCHES / 9999)) "samples"
+	e2e_run "perf record" /tmp/mc-br.log taskset -c 0 perf record -q -c 9999 -e knc/event=0x12/u \
+		-o /tmp/mc-br.data $E2E_W || return
+	expect_eq "$(record_samples /tmp/mc-br.data)" $((E2E_BRANCHES / 9999)) "samples"
 	expect_eq "$(perf script -F ip -i /tmp/mc-br.data 2>/dev/null | sort -u | grep -c .)" 1 "distinct IPs"
 }
 
@@ -197,16 +191,12 @@ check_model_record_branches_same_ip()
 # the shell and taskset run in user mode there (under 200000)
 check_model_record_a_every_cpu()
 {
-	if ! perf record -q -a -c 20000 -e knc/event=0x16/u -o /tmp/mc-a.data -- \
-		sh -c "i=0; while [ \$i -lt $KNC_CPUS ]; do taskset -c \$i $EM_W & i=\$((i + 1)); done; wait" \
-		>/tmp/mc-a.log 2>&1; then
-		fail "perf record: $(tail -n 3 /tmp/mc-a.log | tr '\n' ' ')"
-		return
-	fi
+	e2e_run "perf record" /tmp/mc-a.log perf record -q -a -c 20000 -e knc/event=0x16/u -o /tmp/mc-a.data -- \
+		sh -c "$E2E_PIN_ALL" || return
 	expect_eq "$(record_cpus /tmp/mc-a.data)" "$(seq -s ' ' 0 $((KNC_CPUS - 1)))" "CPUs with samples"
 	for em_c in $(seq 0 $((KNC_CPUS - 1))); do
 		em_s=$(cpu_samples /tmp/mc-a.data "$em_c")
-		expect_range "$em_s" $((EM_INSNS / 20000)) $(((EM_INSNS + 200000) / 20000)) "cpu$em_c samples"
+		expect_range "$em_s" $((E2E_INSNS / 20000)) $(((E2E_INSNS + 200000) / 20000)) "cpu$em_c samples"
 	done
 }
 
@@ -219,14 +209,12 @@ check_model_pmi_costs_no_turn()
 	rm -f /tmp/mc-t.stop
 	taskset -c 1 sh -c "while [ ! -e /tmp/mc-t.stop ]; do /knc/workload-50000000; done" >/dev/null 2>&1 &
 	em_bg=$!
-	if taskset -c 0 perf record -q -c 10000 -e knc/event=0x16/u -o /tmp/mc-t.data \
-		$EM_W >/tmp/mc-t.log 2>&1; then
+	if e2e_run "perf record" /tmp/mc-t.log taskset -c 0 perf record -q -c 10000 -e knc/event=0x16/u \
+		-o /tmp/mc-t.data $E2E_W; then
 		em_gap=$(perf script -F time -i /tmp/mc-t.data 2>/dev/null | tr -d ' :' |
 			awk 'NR > 1 { printf "%d\n", ($1 - p) * 1000000 } { p = $1 }' | sort -n |
 			awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : -1 }')
 		expect_range "$em_gap" 0 199 "median us between samples"
-	else
-		fail "perf record: $(tail -n 3 /tmp/mc-t.log | tr '\n' ' ')"
 	fi
 	touch /tmp/mc-t.stop
 	wait "$em_bg" 2>/dev/null

@@ -7,7 +7,7 @@
 # instructions, N+1 branches; exact under -icount shift=0).
 
 # e2e-count.sh's workloads (E2E_N, E2E_W, E2E_INSNS, E2E_BRANCHES,
-# E2E_LONG); each suite runs in a shell of its own
+# E2E_LONG, E2E_PIN_ALL) and e2e_run; each suite runs in a shell of its own
 . /knc/suites/e2e-count.sh
 E2E_PERIOD=10000
 
@@ -16,11 +16,8 @@ E2E_PERIOD=10000
 # skid: every 10000th user instruction of the loop is the same one.
 check_record_sample_count()
 {
-	if ! taskset -c 0 perf record -q -c $E2E_PERIOD -e knc/event=0x16/u \
-		-o /tmp/perf.data $E2E_W >/tmp/rec.log 2>&1; then
-		fail "perf record: $(tail -n 3 /tmp/rec.log | tr '\n' ' ')"
-		return
-	fi
+	e2e_run "perf record" /tmp/rec.log taskset -c 0 perf record -q -c $E2E_PERIOD \
+		-e knc/event=0x16/u -o /tmp/perf.data $E2E_W || return
 	expect_eq "$(record_samples /tmp/perf.data)" $((E2E_INSNS / E2E_PERIOD)) "samples"
 }
 
@@ -38,11 +35,8 @@ check_record_same_ip()
 # that divides neither count's multiples of the other's).
 check_record_two_events()
 {
-	if ! taskset -c 0 perf record -q -e knc/event=0x16,period=10000/u \
-		-e knc/event=0x12,period=7001/u -o /tmp/rec2.data $E2E_W >/tmp/rec2.log 2>&1; then
-		fail "perf record: $(tail -n 3 /tmp/rec2.log | tr '\n' ' ')"
-		return
-	fi
+	e2e_run "perf record" /tmp/rec2.log taskset -c 0 perf record -q -e knc/event=0x16,period=10000/u \
+		-e knc/event=0x12,period=7001/u -o /tmp/rec2.data $E2E_W || return
 	perf script -F event -i /tmp/rec2.data >/tmp/rec2.ev 2>/dev/null
 	expect_eq "$(grep -c 'event=0x16' /tmp/rec2.ev)" $((E2E_INSNS / 10000)) "instruction samples"
 	expect_eq "$(grep -c 'event=0x12' /tmp/rec2.ev)" $((E2E_BRANCHES / 7001)) "branch samples"
@@ -55,10 +49,7 @@ check_record_two_events()
 # few dozen more (feat-record-F-rate checks the rate itself).
 check_record_freq_mode()
 {
-	if ! perf record -q -F 1000 -e knc/event=0x16/u -o /tmp/f.data $E2E_LONG >/tmp/f.log 2>&1; then
-		fail "perf record: $(tail -n 3 /tmp/f.log | tr '\n' ' ')"
-		return
-	fi
+	e2e_run "perf record" /tmp/f.log perf record -q -F 1000 -e knc/event=0x16/u -o /tmp/f.data $E2E_LONG || return
 	expect_range "$(record_samples /tmp/f.data)" 90 160 "samples"
 }
 
@@ -73,16 +64,11 @@ check_record_freq_mode()
 # kernel-mode PMI on every CPU of a system-wide record; the sample count
 # of a system-wide record is exact to 10% in model-record-a-every-cpu
 # (e2e-model.sh), user mode, the same PMI path.
-E2E_PIN_ALL="i=0; while [ \$i -lt $KNC_CPUS ]; do taskset -c \$i $E2E_W & i=\$((i + 1)); done; wait"
 
 check_record_system_wide_kernel()
 {
-	if ! perf stat -a -A -x, -e knc/event=0x2a/k -o /tmp/a.stat -- \
-		perf record -q -a -c 20000 -e knc/event=0x2a/k -o /tmp/a.data -- sh -c "$E2E_PIN_ALL" \
-		>/tmp/a.log 2>&1; then
-		fail "perf stat -- perf record: $(tail -n 3 /tmp/a.log | tr '\n' ' ')"
-		return
-	fi
+	e2e_run "perf stat -- perf record" /tmp/a.log perf stat -a -A -x, -e knc/event=0x2a/k -o /tmp/a.stat -- \
+		perf record -q -a -c 20000 -e knc/event=0x2a/k -o /tmp/a.data -- sh -c "$E2E_PIN_ALL" || return
 	expect_eq "$(record_cpus /tmp/a.data)" "$(seq -s ' ' 0 $((KNC_CPUS - 1)))" "CPUs with samples"
 	for ec_c in $(seq 0 $((KNC_CPUS - 1))); do
 		ec_k=$(sed -n "s/^CPU$ec_c,\([0-9]*\),.*/\1/p" /tmp/a.stat)
@@ -146,10 +132,7 @@ check_hotplug_then_per_cpu_exact()
 # sampling in frequency mode: the samples belong to the workload
 check_record_report_attributes_workload()
 {
-	if ! perf record -q -F 1000 -e knc/event=0x16/u -o /tmp/rr.data $E2E_LONG >/tmp/rr.log 2>&1; then
-		fail "perf record: $(tail -n 3 /tmp/rr.log | tr '\n' ' ')"
-		return
-	fi
+	e2e_run "perf record" /tmp/rr.log perf record -q -F 1000 -e knc/event=0x16/u -o /tmp/rr.data $E2E_LONG || return
 	ec_top=$(perf report -i /tmp/rr.data --stdio --sort comm,dso 2>/dev/null | grep -v '^#' | grep . | head -n 1)
 	info "top: $(echo $ec_top)"
 	# a comm is the first 15 characters of the name (TASK_COMM_LEN)

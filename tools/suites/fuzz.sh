@@ -47,14 +47,14 @@ fz_seeds()
 	fz_k=0
 	for fz_s in $FZ_SEEDS; do
 		fz_before=$(knc_bad_count)
-		fz_t0=$(cut -d' ' -f1 /proc/uptime)
+		fz_t0=$(uptime_s)
 		echo "KNC-FUZZ-INFO: seed $fz_s: knc-fuzz -s $fz_s -t $FZ_SECS $fz_hp -l $FZ_LOG (t=$fz_t0)"
 		# knc-fuzz's own alarm() fires at secs + 60; this is the backstop
 		fz_rc=0
 		# shellcheck disable=SC2086 # fz_hp is two words or one
 		timeout -s KILL $((FZ_SECS + 180)) /knc/knc-fuzz -s "$fz_s" -t "$FZ_SECS" \
 			-l "$FZ_LOG" $fz_hp >/tmp/fz-out 2>/tmp/fz-err || fz_rc=$?
-		fz_t1=$(cut -d' ' -f1 /proc/uptime)
+		fz_t1=$(uptime_s)
 		grep '^KNC-FUZZ-' /tmp/fz-out
 		fz_bad=$(knc_new_reports "$fz_before" | head -n 3 | tr '\n' ';')
 		fz_ops=$(sed -n 's/^KNC-FUZZ-STAT: .* ops=\([0-9]*\) .*/\1/p' /tmp/fz-out)

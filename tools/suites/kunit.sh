@@ -11,10 +11,8 @@
 check_vm_cpu_hotplug()
 {
 	ku_cpu=/sys/devices/system/cpu/cpu1/online
-	if [ -w "$ku_cpu" ] && echo 0 >"$ku_cpu" && [ "$(cat "$ku_cpu")" = 0 ] &&
-	   echo 1 >"$ku_cpu" && [ "$(cat "$ku_cpu")" = 1 ]; then
-		return
-	fi
+	[ -w "$ku_cpu" ] && echo 0 >"$ku_cpu" && [ "$(cat "$ku_cpu")" = 0 ] &&
+		echo 1 >"$ku_cpu" && [ "$(cat "$ku_cpu")" = 1 ] && return
 	fail "cannot offline and online cpu1"
 }
 

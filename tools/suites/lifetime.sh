@@ -23,7 +23,6 @@ LT_KNOB=/sys/bus/event_source/devices/knc/rdpmc
 # threads: 6 threads of 5000-loop turns, one CPU
 LT_T=6
 LT_L=5000
-LT_STEPS="churn exit exec fork threads-stat threads-mixed threads-self trigger-b mmap reload"
 
 # lt_tally STEP OK DETAIL: one round's result of STEP
 lt_tally()
@@ -168,19 +167,15 @@ check_lifetime_rounds()
 	lt_knob0=$(cat $LT_KNOB 2>/dev/null)
 	lt_t0=$(uptime_s)
 	lt_done=0
-	for lt_s in $LT_STEPS; do
-		rm -f "/tmp/lt-$lt_s.ok" "/tmp/lt-$lt_s.bad"
-	done
+	rm -f /tmp/lt-*.ok /tmp/lt-*.bad
 	if ! grep -q '^knc_perf ' /proc/modules; then
 		fail "knc_perf is not loaded"
 		return
 	fi
-	lt_r=1
-	while [ "$lt_r" -le "$LT_N" ]; do
+	for lt_r in $(seq "$LT_N"); do
 		echo "KNC-PROGRESS: lifetime: round $lt_r/$LT_N"
 		lt_round || break
 		lt_done=$((lt_done + 1))
-		lt_r=$((lt_r + 1))
 	done
 	grep -q '^knc_perf ' /proc/modules || knc-insmod /knc/knc-perf.ko
 	echo "$lt_knob0" >$LT_KNOB || fail "restoring the knob to '$lt_knob0'"

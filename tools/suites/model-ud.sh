@@ -8,7 +8,6 @@
 # model.sh's model_kmod (each suite runs in a shell of its own)
 . /knc/suites/model.sh
 
-
 check_model_ud_kernel()
 {
 	ktap_program model_kmod "spflt_ud=$KNC_UD"

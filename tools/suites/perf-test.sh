@@ -35,6 +35,10 @@
 # PATH instead.
 
 PT_SHELL=/usr/lib/perf-core/tests/shell
+# with a cpu PMU generic events go to upstream's knc.c; the syscalls
+# events need FTRACE_SYSCALLS
+PT_CPU_PMU=/sys/bus/event_source/devices/cpu
+PT_SYSCALLS=/sys/kernel/tracing/events/syscalls
 
 # pt_kernel_hides_skid_ip: the kernel reports a user-only sample whose
 # PMI landed in the kernel at IP 0.  busybox dd copying a byte at a time
@@ -48,18 +52,6 @@ pt_kernel_hides_skid_ip()
 	pt_ip0=$(grep -c '^ *0$' /tmp/pt-ip.txt)
 	info "user-only samples at IP 0: $pt_ip0 of $(grep -c . /tmp/pt-ip.txt)"
 	[ "$pt_ip0" -gt 0 ]
-}
-
-# pt_cpu_pmu_is_upstream: generic events go to upstream's knc.c
-pt_cpu_pmu_is_upstream()
-{
-	[ -d /sys/bus/event_source/devices/cpu ]
-}
-
-# pt_has_syscall_tracepoints: the kernel has FTRACE_SYSCALLS
-pt_has_syscall_tracepoints()
-{
-	[ -d /sys/kernel/tracing/events/syscalls ]
 }
 
 # pt_allowed LINE ALLOWED...: LINE contains one of the ALLOWED texts
@@ -150,7 +142,7 @@ check_pt_insmod()
 # Parses every event of every PMU in sysfs, knc's 61 among them.
 check_pt_parse_events()
 {
-	if ! pt_cpu_pmu_is_upstream; then
+	if [ ! -d "$PT_CPU_PMU" ]; then
 		skip "needs-a-cpu-pmu: its first subtest parses cpu/.../ terms"
 		return
 	fi
@@ -169,7 +161,7 @@ check_pt_roundtrip_evsel_name()
 
 check_pt_mmap_user_reading()
 {
-	if ! pt_has_syscall_tracepoints; then
+	if [ ! -d "$PT_SYSCALLS" ]; then
 		skip "needs-syscall-tracepoints: its first subtest samples syscalls:sys_enter_getsid"
 		return
 	fi
@@ -207,7 +199,7 @@ check_pt_dummy_tracking()
 
 check_pt_track_sched_switch()
 {
-	if pt_cpu_pmu_is_upstream; then
+	if [ -d "$PT_CPU_PMU" ]; then
 		skip "upstream-cpu-pmu-loses-its-pmis: it needs cycles samples on every CPU"
 		return
 	fi
@@ -231,7 +223,7 @@ check_pt_event_times()
 
 check_pt_read_backward()
 {
-	if ! pt_has_syscall_tracepoints; then
+	if [ ! -d "$PT_SYSCALLS" ]; then
 		skip "needs-syscall-tracepoints: it counts syscalls:sys_enter_prctl"
 		return
 	fi
@@ -245,7 +237,7 @@ check_pt_perf_time_to_tsc()
 
 check_pt_record()
 {
-	if pt_cpu_pmu_is_upstream; then
+	if [ -d "$PT_CPU_PMU" ]; then
 		skip "upstream-cpu-pmu-loses-its-pmis: perf record of cycles gets no samples"
 		return
 	fi

@@ -8,7 +8,6 @@
 
 RR_KNOB=/sys/bus/event_source/devices/knc/rdpmc
 RR_PARANOID=/proc/sys/kernel/perf_event_paranoid
-RR_W=/knc/workload-1000000
 # the counted task of the cross-user check: it must still run when the
 # poll below finds it; on the KASAN kernel one pidof takes longer than
 # 10^8 instructions of it (0.1 s of guest time), so it runs 2*10^9 there
@@ -51,12 +50,9 @@ check_rdpmc_no_stale_count_cross_user()
 	/knc/runas 1001 taskset -c 0 perf stat -x, -o /tmp/r3-a.csv \
 		-e knc/instructions_executed/u -- /knc/workload-$RR_LONG_N >/dev/null 2>/tmp/r3-a.err &
 	rr_apid=$!
-	rr_w=
-	rr_i=0
-	while [ -z "$rr_w" ] && [ $rr_i -lt 100 ]; do
-		rr_w=$(pidof workload-$RR_LONG_N)
-		[ -n "$rr_w" ] || sleep 0.05
-		rr_i=$((rr_i + 1))
+	for _ in $(seq 100); do
+		rr_w=$(pidof workload-$RR_LONG_N) && break
+		sleep 0.05
 	done
 	if [ -n "$rr_w" ]; then
 		rr_out=$(/knc/runas 1002 taskset -c 0 /knc/rdpmc-isolation watch 100 "$rr_w" 2>&1)

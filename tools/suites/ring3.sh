@@ -187,14 +187,14 @@ check_rdpmc_nomap_sigsegv()
 {
 	r3_out=$(/knc/rdpmc-nomap 2>&1)
 	info "$r3_out"
-	expect_true "refused with SIGSEGV" eval 'echo "$r3_out" | grep -q "result=refused signal=SIGSEGV"'
+	expect_true "refused with SIGSEGV" text_has "$r3_out" 'result=refused signal=SIGSEGV'
 }
 
 check_rdpmc_open_unmapped_sigsegv()
 {
 	r3_out=$(/knc/rdpmc-nomap open 2>&1)
 	info "$r3_out"
-	expect_true "refused with SIGSEGV" eval 'echo "$r3_out" | grep -q "result=refused signal=SIGSEGV"'
+	expect_true "refused with SIGSEGV" text_has "$r3_out" 'result=refused signal=SIGSEGV'
 }
 
 # the knob (check_selfmon left it at 1): root only, 2 refused, 0 takes
@@ -219,5 +219,5 @@ check_rdpmc_knob_0()
 	echo 0 >$R3_KNOB || { fail "writing 0 failed"; return; }
 	r3_out=$(/knc/rdpmc-nomap map 2>&1)
 	info "knob 0: $r3_out"
-	expect_true "no RDPMC, SIGSEGV" eval 'echo "$r3_out" | grep -q "cap_user_rdpmc=0 index=0 .*result=refused signal=SIGSEGV"'
+	expect_true "no RDPMC, SIGSEGV" text_has "$r3_out" 'cap_user_rdpmc=0 index=0 .*result=refused signal=SIGSEGV'
 }

@@ -20,7 +20,7 @@ RT_FAIR=/sys/kernel/debug/sched/fair_server/cpu1/runtime
 
 check_rt_kernel()
 {
-	expect_true "PREEMPT_RT in uname -v ($(uname -v))" eval 'uname -v | grep -q PREEMPT_RT'
+	expect_true "PREEMPT_RT in uname -v ($(uname -v))" text_has "$(uname -v)" PREEMPT_RT
 }
 
 # perf record -c 10000 of the workload's 2000004 user instructions
@@ -67,6 +67,6 @@ check_rt_open_map_close_beside_fifo_hog()
 	info "$(cat /tmp/rt-hog.out); fair server ${rt_fair:-none}; $rt_out; $rt_ms ms"
 	expect_true "the hog ran on cpu1" grep -q 'fifo-hog: cpu 1 prio 1' /tmp/rt-hog.out
 	expect_eq "$rt_rc" 0 "rdpmc-nomap map exit (124: killed after 10 s)"
-	expect_true "RDPMC allowed" eval 'echo "$rt_out" | grep -q "result=allowed"'
+	expect_true "RDPMC allowed" text_has "$rt_out" 'result=allowed'
 	expect_range "$rt_ms" 0 1000 "ms for the open, mmap, RDPMC, munmap and close"
 }

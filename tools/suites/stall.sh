@@ -25,11 +25,6 @@ EV_CK=knc/event=0x2a/k
 EV_B=knc/event=0x12/u
 EV_A=knc/instructions_executed/u
 
-sl_uptime()
-{
-	cut -d' ' -f1 /proc/uptime
-}
-
 # LOC, NMI and PMI per CPU, and the model's debug MSRs per CPU (PMIs
 # delivered / PMI edges lost to a masked LVTPC / overflows)
 sl_snap()
@@ -41,7 +36,7 @@ sl_snap()
 # run one program; a failure is counted and its last lines shown
 sl_prog()
 {
-	echo "KNC-STALL-STEP: $(sl_uptime) ${sl_w:-0} $*"
+	echo "KNC-STALL-STEP: $(uptime_s) ${sl_w:-0} $*"
 	if ! "$@" >"$sl_plog" 2>&1; then
 		sl_fails=$((sl_fails + 1))
 		echo "KNC-STALL-INFO: failed: $* :: $(tail -n 2 "$sl_plog" | tr '\n' ' ' | cut -c1-200)"
@@ -55,17 +50,18 @@ check_insmod()
 	# the heartbeat, one loop per CPU, until the suite ends
 	for sl_c in 0 1; do
 		taskset -c $sl_c sh -c "
+			. /knc/lib.sh
 			. /knc/suites/stall.sh
 			n=0
 			while [ ! -e /tmp/stall.end ]; do
 				sleep $SL_HB
 				n=\$((n + 1))
-				echo \"KNC-STALL-HB: cpu$sl_c \$(sl_uptime)\"
+				echo \"KNC-STALL-HB: cpu$sl_c \$(uptime_s)\"
 				[ $sl_c != 0 ] || [ \$((n % 10)) != 0 ] ||
-					echo \"KNC-STALL-SNAP: \$(sl_uptime) \$(sl_snap | tr '\n' ' ')\"
+					echo \"KNC-STALL-SNAP: \$(uptime_s) \$(sl_snap | tr '\n' ' ')\"
 			done" &
 	done
-	echo "KNC-STALL-SNAP: $(sl_uptime) start $(sl_snap | tr '\n' ' ')"
+	echo "KNC-STALL-SNAP: $(uptime_s) start $(sl_snap | tr '\n' ' ')"
 }
 
 # A sampling event armed near its wrap while its CPU is in the kernel
@@ -76,9 +72,8 @@ check_targeted_phase()
 {
 	sl_fails=0
 	sl_plog=/tmp/prog.main.log
-	sl_t0=$(sl_uptime)
-	sl_i=0
-	while [ $sl_i -lt "$SL_TARGETED" ]; do
+	sl_t0=$(uptime_s)
+	for _ in $(seq "$SL_TARGETED"); do
 		for sl_c in 1 0; do
 			taskset -c $((1 - sl_c)) /knc/workload-1000000000 &
 			sl_busy=$!
@@ -87,10 +82,9 @@ check_targeted_phase()
 			kill $sl_busy 2>/dev/null
 			wait $sl_busy 2>/dev/null
 		done
-		sl_i=$((sl_i + 1))
 	done
-	info "$SL_TARGETED rounds, guest ${sl_t0}s..$(sl_uptime)s"
-	echo "KNC-STALL-SNAP: $(sl_uptime) targeted-done $(sl_snap | tr '\n' ' ')"
+	info "$SL_TARGETED rounds, guest ${sl_t0}s..$(uptime_s)s"
+	echo "KNC-STALL-SNAP: $(uptime_s) targeted-done $(sl_snap | tr '\n' ' ')"
 	echo "$sl_fails" >/tmp/stall.fails
 }
 
@@ -124,16 +118,16 @@ sl_worker()
 # guest clock says SECS seconds have passed
 check_mixed_phase()
 {
-	sl_t0=$(sl_uptime)
+	sl_t0=$(uptime_s)
 	sl_end=$(awk -v t="$sl_t0" -v s="$SL_SECS" 'BEGIN { print t + s }')
 	sl_worker 1 "$sl_end" &
 	sl_w1=$!
 	sl_worker 2 "$sl_end" &
 	sl_w2=$!
 	wait $sl_w1 $sl_w2
-	info "guest ${sl_t0}s..$(sl_uptime)s, rounds $(cut -d' ' -f1 /tmp/worker1.done 2>/dev/null)+$(cut -d' ' -f1 /tmp/worker2.done 2>/dev/null)"
+	info "guest ${sl_t0}s..$(uptime_s)s, rounds $(cut -d' ' -f1 /tmp/worker1.done 2>/dev/null)+$(cut -d' ' -f1 /tmp/worker2.done 2>/dev/null)"
 	[ -f /tmp/worker1.done ] && [ -f /tmp/worker2.done ] || fail "the workers did not finish"
-	echo "KNC-STALL-SNAP: $(sl_uptime) mixed-done $(sl_snap | tr '\n' ' ')"
+	echo "KNC-STALL-SNAP: $(uptime_s) mixed-done $(sl_snap | tr '\n' ' ')"
 }
 
 check_mixed_programs_ok()

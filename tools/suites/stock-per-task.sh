@@ -14,8 +14,7 @@ check_knc_per_task_refused()
 	sp_out=$(perf stat -x, -e knc/event=0x16/u /knc/workload-1000000 2>&1 >/dev/null)
 	sp_c=$(echo "$sp_out" | stat_first)
 	sp_why=$(echo "$sp_out" | grep -o 'returned with [0-9]* ([^)]*)\|<not supported>' | head -n 1)
-	sp_msg=$({ cat /tmp/knc-dmesg.all; dmesg; } 2>/dev/null |
-		sed -n 's/^\[[^]]*\] *//; /CPU-wide events only/p' | head -n 1)
+	sp_msg=$(st_klog | grep 'CPU-wide events only' | head -n 1)
 	info "perf: '$sp_why'; load message: $sp_msg"
 	knc_isnum "$sp_c" && fail "a per-task knc event counted $sp_c"
 	expect_true "refused EOPNOTSUPP" text_has "$sp_why" '95\|not supported'

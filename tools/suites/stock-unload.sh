@@ -58,6 +58,5 @@ check_knc_exact_after_reload()
 
 check_rmmod_again()
 {
-	expect_true "rmmod knc_perf" rmmod knc_perf
-	expect_eq "$(modrefs knc_perf)" gone "knc_perf in /proc/modules"
+	check_rmmod
 }

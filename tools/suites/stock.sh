@@ -65,12 +65,24 @@ st_perf_fds()
 # st_wait_fds PID: wait (up to ~5 s) until PID has an event open
 st_wait_fds()
 {
-	st_i=0
-	while [ "$(st_perf_fds "$1")" -eq 0 ] && [ $st_i -lt 100 ]; do
+	for _ in $(seq 100); do
+		[ "$(st_perf_fds "$1")" -eq 0 ] || break
 		sleep 0.05
-		st_i=$((st_i + 1))
 	done
 	[ "$(st_perf_fds "$1")" -gt 0 ]
+}
+
+# st_hold PMU OUT: PMU holds the counters (perf stat -a of kernel
+# instructions for 2 s, its output in OUT, its pid in st_holder); fails
+# the check and returns 1 when it opened nothing
+st_hold()
+{
+	st_t0=$(uptime_ns)
+	perf stat -a -x, -e "$1/event=0x16/k" -o "$2" -- sleep 2 >/dev/null 2>&1 &
+	st_holder=$!
+	st_wait_fds $st_holder && return
+	fail "perf stat -a on $1 had no event open after 5 s"
+	return 1
 }
 
 # why perf refused an event: the errno it names, or <not supported>
@@ -101,14 +113,7 @@ check_boot_cpu_pmu()
 check_insmod_refused_while_cpu_holds()
 {
 	knc_dmesg_keep
-	st_t0=$(uptime_ns)
-	perf stat -a -x, -e cpu/event=0x16/k -o /tmp/st-probe.out -- sleep 2 >/dev/null 2>&1 &
-	st_holder=$!
-	if ! st_wait_fds $st_holder; then
-		fail "perf stat -a on cpu had no event open after 5 s"
-		wait $st_holder
-		return
-	fi
+	st_hold cpu /tmp/st-probe.out || { wait $st_holder; return; }
 	st_rc=0
 	st_out=$(knc-insmod /knc/knc-perf.ko 2>&1) || st_rc=$?
 	st_msg=$(dmesg | sed -n 's/^\[[^]]*\] *//; /knc_perf: not loading/p' | head -n 1)
@@ -142,20 +147,12 @@ check_cpu_stat_instructions_u_counts()
 	info "r16:u counts '$(st_stat r16:u | cut -d, -f1)' (exact $ST_EXPECT)"
 }
 
-# st_contend HOLDER OUT OTHER SCOPE: PMU HOLDER holds the counters (perf
-# stat -a of kernel instructions for 2 s, its output in OUT, its pid in
-# st_holder) while PMU OTHER tries to count $ST_W's user instructions
-# (perf stat SCOPE): its exit in st_rc, output in st_out, first count in
-# st_c.  Fails the check and returns 1 when the holder opened nothing.
+# st_contend HOLDER OUT OTHER SCOPE: st_hold HOLDER OUT, while PMU OTHER
+# tries to count $ST_W's user instructions (perf stat SCOPE): its exit in
+# st_rc, output in st_out, first count in st_c
 st_contend()
 {
-	st_t0=$(uptime_ns)
-	perf stat -a -x, -e "$1/event=0x16/k" -o "$2" -- sleep 2 >/dev/null 2>&1 &
-	st_holder=$!
-	if ! st_wait_fds $st_holder; then
-		fail "perf stat -a on $1 had no event open after 5 s"
-		return 1
-	fi
+	st_hold "$1" "$2" || return 1
 	st_rc=0
 	# shellcheck disable=SC2086 # SCOPE: no word or one
 	st_out=$(perf stat $4 -x, -e "$3/event=0x16/u" "$ST_W" 2>&1 >/dev/null) || st_rc=$?
@@ -265,10 +262,7 @@ check_evtsel_live_events_only()
 	# Perf enables the sampler's events just after opening them.
 	sleep 0.5
 	# the sampler's counter on each CPU: the OR of ten looks
-	st_own=
-	for st_cpu in $(seq 0 $((KNC_CPUS - 1))); do
-		st_own="$st_own 0"
-	done
+	st_own=$(printf ' 0%.0s' $(seq 1 "$KNC_CPUS"))
 	for st_look in 1 2 3 4 5 6 7 8 9 10; do
 		sleep 0.05
 		st_new=

@@ -155,17 +155,17 @@ check_churn_perf_stat_shell()
 # Everything closed: no reservation may be left behind, either way round
 check_churn_knc_exact_after()
 {
-	expect_eq "$(ch_stat knc | head -n 1 | cut -d, -f1)" "$ch_expect"
+	expect_eq "$(ch_stat knc | stat_first)" "$ch_expect"
 }
 
 check_churn_cpu_exact_after()
 {
-	expect_eq "$(ch_stat cpu | head -n 1 | cut -d, -f1)" "$ch_expect"
+	expect_eq "$(ch_stat cpu | stat_first)" "$ch_expect"
 }
 
 check_churn_knc_again_exact()
 {
-	expect_eq "$(ch_stat knc | head -n 1 | cut -d, -f1)" "$ch_expect"
+	expect_eq "$(ch_stat knc | stat_first)" "$ch_expect"
 }
 
 # Nobody left a counter enabled: EvtSel0/1 (0x28/0x29) without EN (bit

@@ -31,21 +31,16 @@ check_conc_sessions_counted()
 	sc_b0=$(knc_bad_count)
 	sc_t0=$(uptime_s)
 	echo "KNC-PROGRESS: conc: $sc_n sessions"
-	sc_i=1
-	while [ $sc_i -le "$sc_n" ]; do
+	for sc_i in $(seq "$sc_n"); do
 		perf stat -x, -e knc/event=0x16/u -e knc/event=0x2a/u -e knc/event=0x12/u \
-			-e knc/instructions_executed/u -o /tmp/conc.$sc_i /knc/workload-$SC_LOOPS \
+			-e knc/instructions_executed/u -o "/tmp/conc.$sc_i" /knc/workload-$SC_LOOPS \
 			>/dev/null 2>&1 &
-		sc_i=$((sc_i + 1))
 	done
 	wait
 	info "$sc_n sessions in $(echo "$sc_t0 $(uptime_s)" | awk '{ printf "%.1f", $2 - $1 }') s guest time"
-	sc_i=1
-	: >/tmp/conc.all
-	while [ $sc_i -le "$sc_n" ]; do
-		grep -v '^#' /tmp/conc.$sc_i | grep . | sed "s/^/$sc_i,/" >>/tmp/conc.all
-		sc_i=$((sc_i + 1))
-	done
+	for sc_i in $(seq "$sc_n"); do
+		grep -v '^#' "/tmp/conc.$sc_i" | grep . | sed "s/^/$sc_i,/"
+	done >/tmp/conc.all
 	# lines, not counted, not multiplexed, over the bound, worst %,
 	# mean %, counted, least running %, the worst's session:event:count
 	sc_v=$(awk -F, -v i="$(w_insns $SC_LOOPS)" -v b="$(w_branches $SC_LOOPS)" -v c="$(w_cycles $SC_LOOPS)" -v lim="$sc_bound" '

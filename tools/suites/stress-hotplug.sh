@@ -58,10 +58,9 @@ check_hp_cycles()
 	hp_r1_all="" hp_r1_rc=""
 	hp_sr_all="" hp_sr_bad="" hp_sr_hup=0
 	hp_noopen=0
-	hp_i=1
-	while [ $hp_i -le "$hp_n" ]; do
+	for hp_i in $(seq "$hp_n"); do
 		rm -f /tmp/hp.stop
-		hp_st0=$(uptime_s)
+		hp_st0=$(uptime_ns)
 		/knc/stormrec -C 1 -c $HP_SR_PERIOD -e 0x2a -m uk -g 2000 -t 120 -f /tmp/hp.stop \
 			>/tmp/hp-sr.out 2>&1 &
 		hp_srpid=$!
@@ -80,7 +79,7 @@ check_hp_cycles()
 		# what cpu1's sampler must see: a workload of 100 of its
 		# periods, run to its end before cpu1 goes
 		taskset -c 1 /knc/workload-$HP_CPU1_LOOPS
-		[ $hp_i -le 3 ] && echo "KNC-PROGRESS: hotplug: cycle $hp_i: cpu1 offline"
+		[ "$hp_i" -le 3 ] && echo "KNC-PROGRESS: hotplug: cycle $hp_i: cpu1 offline"
 		hp_e=""
 		echo 0 >$HP_CPU1 || hp_e="offline failed"
 		hp_o1=$(cat $HP_CPU1)
@@ -113,13 +112,11 @@ check_hp_cycles()
 		echo "$hp_l" | grep -q 'hup=1' && hp_sr_hup=$((hp_sr_hup + 1))
 		# samples+lost:count:ns of the cycle's sampler, its run in ns of
 		# guest time with 10 ms for the uptime's resolution
-		hp_ns=$(echo "$hp_st0 $(uptime_s)" | awk '{ printf "%.0f", ($2 - $1 + 0.01) * 1000000000 }')
-		hp_sr_all="$hp_sr_all $(stormrec_totals /tmp/hp-sr.out |
-			awk -v ns="$hp_ns" '{ print $1 ":" $2 ":" ns }')"
+		hp_ns=$(($(uptime_ns) - hp_st0 + 10000000))
+		hp_sr_all="$hp_sr_all $(stormrec_totals /tmp/hp-sr.out | awk -v ns="$hp_ns" '{ print $1 ":" $2 ":" ns }')"
 		[ $hp_srrc = 0 ] || hp_sr_bad="$hp_sr_bad #$hp_i:rc$hp_srrc:$(head -c 100 /tmp/hp-sr.out)"
-		[ $hp_i = 1 ] && info "cycle 1 sampler: $hp_l"
+		[ "$hp_i" = 1 ] && info "cycle 1 sampler: $hp_l"
 		[ $((hp_i % 10)) = 0 ] && echo "KNC-PROGRESS: hotplug: $hp_i/$hp_n cycles"
-		hp_i=$((hp_i + 1))
 	done
 	touch /tmp/hp-a.stop
 	hp_arc=0

@@ -130,13 +130,11 @@ hpr_session()
 	hs_pids="$hs_pids $!"
 	wait_refs 4 || info "$1: the session had $(knc_refs) knc events open after 10 s, want 4"
 	# up to ~10 s until both CPUs run both counters
-	hs_i=0
-	while [ $hs_i -lt 50 ]; do
+	for _ in $(seq 50); do
 		taskset -c 1 $HR_WORKLOAD
 		hpr_read >/tmp/hpr-live
 		[ "$(grep -c ' ctrl=0x3 ' /tmp/hpr-live)" = 2 ] && break
 		sleep 0.2
-		hs_i=$((hs_i + 1))
 	done
 	sed "s/^/| $1: session open: /" /tmp/hpr-live
 	hs_live=
@@ -155,13 +153,17 @@ hpr_session()
 	[ -z "$hs_live" ] && hr_live_ok=$((hr_live_ok + 1)) || hr_live_bad="$hr_live_bad $1:$hs_live"
 }
 
-# hpr_session_end: end the session's perf runs and wait for them
+# hpr_session_end: cpu1 offline (hr_e says if that failed), then the
+# session's perf runs ended, waited for, and their events closed
 hpr_session_end()
 {
+	hr_e=""
+	echo 0 >$HR_CPU1 || hr_e="offline failed"
 	touch /tmp/hpr-s.stop
 	for he_p in $hs_pids; do
 		wait "$he_p" || info "session: perf (pid $he_p) exit $?"
 	done
+	wait_refs_zero
 }
 
 check_hp_storm_cycles()
@@ -190,8 +192,7 @@ check_hp_storm_cycles()
 	hr_rpid=$!
 	wait_refs 1 || fail "the per-task sampler had no knc event open after 10 s"
 	hr_deadline=$(($(cut -d. -f1 /proc/uptime) + 60 + 30 * hr_n))
-	hr_i=1
-	while [ $hr_i -le "$hr_n" ]; do
+	for hr_i in $(seq "$hr_n"); do
 		if [ "$(cut -d. -f1 /proc/uptime)" -ge $hr_deadline ]; then
 			hr_bad="$hr_bad #$hr_i:deadline"
 			break
@@ -201,11 +202,9 @@ check_hp_storm_cycles()
 		/knc/stormrec -C 1 -c 1000 -e 0x2a -m uk -g 2000 -t 60 -f /tmp/hpr-sr.stop \
 			>/tmp/hpr-sr.out 2>&1 &
 		hr_spid=$!
-		hr_w=0
-		while [ "$(ls -l /proc/$hr_spid/fd 2>/dev/null | grep -c perf_event)" = 0 ] &&
-		      [ $hr_w -lt 100 ]; do
+		for _ in $(seq 100); do
+			[ "$(ls -l /proc/$hr_spid/fd 2>/dev/null | grep -c perf_event)" = 0 ] || break
 			sleep 0.1
-			hr_w=$((hr_w + 1))
 		done
 		sleep 0.2
 		hr_e=""
@@ -218,7 +217,7 @@ check_hp_storm_cycles()
 		wait $hr_spid || hr_src=$?
 		hr_l=$(grep '^STORMREC' /tmp/hpr-sr.out)
 		hr_ss=$(echo "$hr_l" | sed -n 's/.* samples=\([0-9]*\).*/\1/p')
-		[ $hr_i = 1 ] && info "cycle 1: $hr_l"
+		[ "$hr_i" = 1 ] && info "cycle 1: $hr_l"
 		knc_isnum "$hr_ss" || hr_ss=0
 		hr_srs=$((hr_srs + hr_ss))
 		if [ -z "$hr_e" ] && [ "$hr_o1" = 0 ] && [ "$hr_o2" = 1 ] && [ $hr_src = 0 ] &&
@@ -227,7 +226,6 @@ check_hp_storm_cycles()
 		else
 			hr_bad="$hr_bad #$hr_i:$hr_e:online$hr_o1$hr_o2:stormrec-rc$hr_src/$hr_ss"
 		fi
-		hr_i=$((hr_i + 1))
 	done
 	touch /tmp/hpr.stop
 	hr_rrc=0
@@ -259,17 +257,11 @@ check_hp_storm_end_regs_reset()
 	expect_regs_reset "storm over, its events closed with cpu1 online ($(knc_refs) knc events)"
 }
 
-# The last event closes while cpu1 is offline: the last put() reaches
-# online CPUs only, so cpu1 must have left clean (knc_cpu_offline()) and
-# come back so
 check_hp_offline_end_regs_reset()
 {
 	echo "KNC-PROGRESS: hpregs: a system-wide session ends while cpu1 is offline"
 	hpr_session offline
-	hr_e=""
-	echo 0 >$HR_CPU1 || hr_e="offline failed"
 	hpr_session_end
-	wait_refs_zero
 	hr_left=$(knc_refs)
 	echo 1 >$HR_CPU1 || hr_e="$hr_e online failed"
 	expect_regs_reset "session ended with cpu1 offline ($hr_left knc events left${hr_e:+, $hr_e}), cpu1 online again"
@@ -287,10 +279,7 @@ check_hp_rmmod_offline_regs_reset()
 	echo "KNC-PROGRESS: hpregs: rmmod while cpu1 is offline"
 	hr_out=$(knc-insmod /knc/knc-perf.ko 2>&1) || { fail "insmod: $hr_out"; return; }
 	hpr_session rmmod-offline
-	hr_e=""
-	echo 0 >$HR_CPU1 || hr_e="offline failed"
 	hpr_session_end
-	wait_refs_zero
 	hr_out=$(rmmod knc_perf 2>&1) || hr_e="$hr_e rmmod: $hr_out"
 	echo 1 >$HR_CPU1 || hr_e="$hr_e online failed"
 	if grep -q '^knc_perf ' /proc/modules; then

@@ -33,8 +33,7 @@ check_ld_cycles()
 	if grep -q '^knc_perf ' /proc/modules; then
 		rmmod knc_perf 2>/tmp/rm.log || fail "first rmmod: $(cat /tmp/rm.log)"
 	fi
-	sl_i=1
-	while [ $sl_i -le "$sl_n" ]; do
+	for sl_i in $(seq "$sl_n"); do
 		sl_e=""
 		sl_out=$(knc-insmod /knc/knc-perf.ko 2>&1) || sl_e="insmod: $sl_out"
 		if [ -z "$sl_e" ] && [ $((sl_i % 2)) = 1 ]; then
@@ -74,7 +73,6 @@ check_ld_cycles()
 		rmmod knc_perf 2>/tmp/rm.log || sl_e="$sl_e rmmod: $(cat /tmp/rm.log)"
 		[ -z "$sl_e" ] && sl_cyc_ok=$((sl_cyc_ok + 1)) || sl_cyc_bad="$sl_cyc_bad #$sl_i:$sl_e"
 		[ $((sl_i % 10)) = 0 ] && echo "KNC-PROGRESS: load: $sl_i/$sl_n cycles"
-		sl_i=$((sl_i + 1))
 	done
 	info "$sl_n cycles in $(echo "$sl_t0 $(uptime_s)" | awk '{ printf "%.1f", $2 - $1 }') s guest time"
 	expect_eq "$sl_cyc_ok" "$sl_n" "insmod+rmmod cycles${sl_cyc_bad:+ (failed:$(echo "$sl_cyc_bad" | head -c 200))}"
